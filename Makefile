@@ -1,0 +1,31 @@
+# Two entry points a new user needs: `make demo` and `make test`.
+# Both create .venv with the system python3 if it is missing, so they work first thing.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_OUT ?= demo_out
+
+.PHONY: demo test install clean bench
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+demo: $(STAMP)
+	bash scripts/demo.sh $(BIN) $(DEMO_OUT)
+
+bench: $(STAMP)
+	$(BIN)/python bench/rules_table.py
+
+clean:
+	rm -rf $(DEMO_OUT) .pytest_cache

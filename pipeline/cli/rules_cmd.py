@@ -1,0 +1,70 @@
+"""`farkle-logs rules`: list the built-in rulesets and show any ruleset in full."""
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from pipeline.cli.common import RULES_HELP, TextOrJson, rules_or_exit, stdout
+from pipeline.cli.main import app
+from pipeline.rules import BUILTIN_RULESETS
+from pipeline.rules.describe import odds_rows, scoring_rows
+from pipeline.rules.ruleset import BUILTIN_DESCRIPTIONS
+
+rules_app = typer.Typer(help="Rulesets: built-ins, knobs, scoring tables and exact farkle odds.", no_args_is_help=True)
+app.add_typer(rules_app, name="rules")
+
+
+@rules_app.command("list")
+def list_rules(format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f")) -> None:
+    """The built-in rulesets."""
+    if format is TextOrJson.json:
+        stdout.print_json(json.dumps([{"name": n, "description": BUILTIN_DESCRIPTIONS[n]} for n in BUILTIN_RULESETS]))
+        return
+    table = Table("name", "description", title="Built-in rulesets")
+    for name in BUILTIN_RULESETS:
+        table.add_row(name, BUILTIN_DESCRIPTIONS[name])
+    stdout.print(table)
+    stdout.print('Custom: {"base": "standard", "knob": value, ...} inline, or in a .json/.toml file.', markup=False)
+
+
+@rules_app.command("show")
+def show_rules(
+    ruleset: Optional[str] = typer.Argument(None, help=RULES_HELP),
+    format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f"),
+) -> None:
+    """Every knob, the scoring table and the exact farkle odds for 1-6 dice."""
+    rules = rules_or_exit(ruleset)
+    odds = odds_rows(rules)
+    if format is TextOrJson.json:
+        stdout.print_json(
+            json.dumps(
+                {
+                    "name": rules.name,
+                    "rules": rules.to_dict(),
+                    "scoring": [{"combination": c, "points": p} for c, p in scoring_rows(rules)],
+                    "farkle_odds": [
+                        {
+                            "dice": n,
+                            "fraction": f"{p.numerator}/{p.denominator}",
+                            "probability": float(p),
+                        }
+                        for n, p in odds
+                    ],
+                }
+            )
+        )
+        return
+    knobs = Table("knob", "value", title=f"Ruleset: {rules.name}")
+    for name, value in rules.to_dict().items():
+        knobs.add_row(name, json.dumps(value))
+    scoring = Table("combination (one roll)", "points", title="Scoring")
+    for combo, points in scoring_rows(rules):
+        scoring.add_row(combo, "not a combination" if points is None else f"{points:,}")
+    odds_table = Table("dice", "farkle probability", "percent", "1 in", title="Exact farkle odds")
+    for n, p in odds:
+        odds_table.add_row(str(n), f"{p.numerator}/{p.denominator}", f"{float(p):.2%}", f"{1 / float(p):.1f}" if p else "never")
+    for table in (knobs, scoring, odds_table):
+        stdout.print(table)

@@ -1,0 +1,246 @@
+"""Rulesets: the house-rule knobs of rules.md, validated once so scoring never has to.
+
+A ruleset arrives from three places (a log's `rules` field, a ruleset file, the CLI) and all
+three use the same names, so one parser serves them all. Every rejection raises
+`RulesetError` naming the knob and what it accepts, because a user fixing a ruleset file
+needs to know which line to change.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+N_OF_A_KIND_MODES = ("flat", "doubling", "linear")
+
+
+class RulesetError(ValueError):
+    """A ruleset name, knob or knob value that rules.md does not allow."""
+
+
+def _partial_straights_items(value: Mapping[str, int] | None) -> tuple[tuple[str, int], ...] | None:
+    if value is None:
+        return None
+    return tuple(sorted(value.items()))
+
+
+@dataclass(frozen=True)
+class Ruleset:
+    """Every knob of rules.md, under exactly the names and defaults of `standard`.
+
+    `partial_straights` is held as a sorted tuple of (faces, points) so the ruleset stays
+    hashable and can key caches; `to_dict` gives it back as an object. `base` records which
+    built-in the ruleset was derived from, for display only: two rulesets with the same
+    knobs are equal whatever their base.
+    """
+
+    single_one: int | None = 100
+    single_five: int | None = 50
+    three_ones: int | None = 1000
+    n_of_a_kind: str = "flat"
+    four_kind: int | None = None
+    five_kind: int | None = None
+    six_kind: int | None = None
+    straight: int | None = 1500
+    partial_straights: tuple[tuple[str, int], ...] | None = None
+    three_pairs: int | None = 1500
+    four_kind_plus_pair: int | None = 1500
+    two_triplets: int | None = 2500
+    split_kinds: bool = True
+    opening: int = 500
+    min_bank: int = 0
+    farkle_penalty: int = 0
+    penalty_after: int = 3
+    target: int = 10000
+    base: str = field(default="standard", compare=False)
+
+    # ---- construction -------------------------------------------------------------
+    @classmethod
+    def builtin(cls, name: str) -> "Ruleset":
+        try:
+            return BUILTIN_RULESETS[name]
+        except (KeyError, TypeError):
+            raise RulesetError(
+                f"unknown ruleset {name!r}: built-in rulesets are {', '.join(BUILTIN_RULESETS)}"
+            ) from None
+
+    @classmethod
+    def from_value(cls, value: Any) -> "Ruleset":
+        """Build from a log's `rules` value: a built-in name or `{"base": NAME, knob: value}`."""
+        if isinstance(value, str):
+            return cls.builtin(value)
+        if isinstance(value, Ruleset):
+            return value
+        if not isinstance(value, Mapping):
+            raise RulesetError(
+                f"rules must be a ruleset name or an object, not {type(value).__name__}"
+            )
+        overrides = dict(value)
+        base_name = overrides.pop("base", "standard")
+        if not isinstance(base_name, str):
+            raise RulesetError(
+                f"knob 'base' must be a built-in ruleset name ({', '.join(BUILTIN_RULESETS)})"
+            )
+        base = cls.builtin(base_name)
+        knobs = {}
+        for name, raw in overrides.items():
+            if name not in KNOB_NAMES:
+                raise RulesetError(
+                    f"unknown knob {name!r}: knobs are base, {', '.join(KNOB_NAMES)}"
+                )
+            knobs[name] = _validate_knob(name, raw)
+        return dataclasses.replace(base, base=base_name, **knobs)
+
+    @classmethod
+    def from_json_text(cls, text: str) -> "Ruleset":
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RulesetError(f"ruleset is not valid JSON: {exc}") from None
+        return cls.from_value(value)
+
+    # ---- canonical form -------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Canonical form: base plus every knob, stable key order (what ingest stores)."""
+        out: dict[str, Any] = {"base": self.base}
+        for name in KNOB_NAMES:
+            value = getattr(self, name)
+            if name == "partial_straights" and value is not None:
+                value = dict(value)
+            out[name] = value
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=False, separators=(",", ":"))
+
+    @property
+    def name(self) -> str:
+        """The built-in name when the knobs match one exactly, else `custom (base X)`."""
+        for builtin_name, builtin in BUILTIN_RULESETS.items():
+            if builtin == self:
+                return builtin_name
+        return f"custom (base {self.base})"
+
+    # ---- derived values used by scoring ---------------------------------------------
+    def triple_value(self, face: int) -> int | None:
+        return self.three_ones if face == 1 else face * 100
+
+    def kind_value(self, face: int, n: int) -> int | None:
+        """Points for n (3..6) equal dice of `face` taken as one set, None if not a combination."""
+        if n == 3:
+            return self.triple_value(face)
+        fixed = {4: self.four_kind, 5: self.five_kind, 6: self.six_kind}[n]
+        if fixed is not None:
+            return fixed
+        if self.n_of_a_kind == "flat":
+            return {4: 1000, 5: 2000, 6: 3000}[n]
+        triple = self.triple_value(face)
+        if triple is None:
+            return None
+        factor = {"doubling": {4: 2, 5: 4, 6: 8}, "linear": {4: 2, 5: 3, 6: 4}}[self.n_of_a_kind][n]
+        return factor * triple
+
+
+KNOB_NAMES: tuple[str, ...] = tuple(
+    f.name for f in dataclasses.fields(Ruleset) if f.name != "base"
+)
+
+_NULLABLE_POINTS = {
+    "single_one",
+    "single_five",
+    "three_ones",
+    "four_kind",
+    "five_kind",
+    "six_kind",
+    "straight",
+    "three_pairs",
+    "four_kind_plus_pair",
+    "two_triplets",
+}
+_POINTS = {"opening", "min_bank", "farkle_penalty"}
+_POSITIVE = {"penalty_after", "target"}
+
+
+def _as_int(value: Any) -> int | None:
+    """JSON Schema's idea of an integer: 3 and 3.0 are, true and 3.5 are not."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _validate_knob(name: str, value: Any) -> Any:
+    if name in _NULLABLE_POINTS:
+        if value is None:
+            return None
+        number = _as_int(value)
+        if number is None or number < 0:
+            raise RulesetError(
+                f"knob {name!r} must be an integer >= 0 or null (not a combination), got {value!r}"
+            )
+        return number
+    if name in _POINTS:
+        number = _as_int(value)
+        if number is None or number < 0:
+            raise RulesetError(f"knob {name!r} must be an integer >= 0 (0 turns it off), got {value!r}")
+        return number
+    if name in _POSITIVE:
+        number = _as_int(value)
+        if number is None or number < 1:
+            raise RulesetError(f"knob {name!r} must be an integer >= 1, got {value!r}")
+        return number
+    if name == "n_of_a_kind":
+        if value not in N_OF_A_KIND_MODES:
+            raise RulesetError(
+                f"knob 'n_of_a_kind' must be one of {', '.join(N_OF_A_KIND_MODES)}, got {value!r}"
+            )
+        return value
+    if name == "split_kinds":
+        if not isinstance(value, bool):
+            raise RulesetError(f"knob 'split_kinds' must be true or false, got {value!r}")
+        return value
+    if name == "partial_straights":
+        return _validate_partial_straights(value)
+    raise RulesetError(f"unknown knob {name!r}")  # pragma: no cover - KNOB_NAMES guards
+
+
+def _validate_partial_straights(value: Any) -> tuple[tuple[str, int], ...] | None:
+    allowed = "a run of 3 to 5 consecutive faces written in order, e.g. \"12345\" or \"23456\""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise RulesetError(
+            f"knob 'partial_straights' must be null or an object of {{faces: points}}, got {value!r}"
+        )
+    items: dict[str, int] = {}
+    for faces, points in value.items():
+        if not _is_run(faces):
+            raise RulesetError(f"knob 'partial_straights' key {faces!r} is not {allowed}")
+        number = _as_int(points)
+        if number is None or number < 0:
+            raise RulesetError(
+                f"knob 'partial_straights' value for {faces!r} must be an integer >= 0, got {points!r}"
+            )
+        items[faces] = number
+    return _partial_straights_items(items) if items else None
+
+
+def _is_run(faces: Any) -> bool:
+    if not isinstance(faces, str) or not 3 <= len(faces) <= 5 or not faces.isdigit():
+        return False
+    digits = [int(c) for c in faces]
+    return digits[0] >= 1 and digits[-1] <= 6 and all(b == a + 1 for a, b in zip(digits, digits[1:]))
+
+
+STANDARD = Ruleset()
+PLAYMONSTER = dataclasses.replace(STANDARD, three_ones=300, base="playmonster")
+BUILTIN_RULESETS: dict[str, Ruleset] = {"standard": STANDARD, "playmonster": PLAYMONSTER}
+
+BUILTIN_DESCRIPTIONS: dict[str, str] = {
+    "standard": "the common table: three 1s = 1000, 4/5/6 of a kind = 1000/2000/3000, opening 500",
+    "playmonster": "PlayMonster rule sheet (2016): as standard but three 1s = 300",
+}

@@ -1,0 +1,120 @@
+"""The per-ruleset lookup table of every keep of one to six dice.
+
+Replay scores millions of keeps and rolls; searching splits for each would dominate the
+run. There are only 923 non-empty multisets of up to six dice, so each ruleset's answers
+are computed once and looked up by an integer key: one decimal digit per face count
+(c1 c2 c3 c4 c5 c6), which needs no sorting and joins fast in SQL.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import product
+from typing import Iterable
+
+from pipeline.rules.ruleset import Ruleset
+from pipeline.rules.scoring import (
+    Counts,
+    _best_keep_counts,
+    _best_split,
+    counts_to_dice,
+    dice_counts,
+    format_breakdown,
+)
+
+_WEIGHTS = (100000, 10000, 1000, 100, 10, 1)
+
+
+def counts_key(counts: Iterable[int]) -> int:
+    """Integer key of a multiset: face counts as decimal digits, 1s first (11155 -> 300020)."""
+    return sum(n * w for n, w in zip(counts, _WEIGHTS))
+
+
+def dice_key(dice: Iterable[int]) -> int:
+    return counts_key(dice_counts(dice))
+
+
+@dataclass(frozen=True)
+class TableRow:
+    key: int
+    dice: str  # sorted faces, e.g. "11155": readable and still a valid key
+    n_dice: int
+    value: int | None  # score when every die must be used (None: some die scores nothing)
+    all_score: bool
+    breakdown: str | None
+    best_value: int  # best keep of these dice taken as a roll (0: the roll is a farkle)
+    best_keep: str | None
+    is_farkle: bool
+
+
+class ScoreTable:
+    """Lookups by integer key; `rows` for SQL/polars joins."""
+
+    def __init__(self, rules: Ruleset):
+        self.rules = rules
+        self.rows: list[TableRow] = []
+        self.value: dict[int, int | None] = {}
+        self.best: dict[int, int] = {}
+        self.farkle: dict[int, bool] = {}
+        for n in range(1, 7):
+            for counts in _multisets(n):
+                row = _row(counts, rules)
+                self.rows.append(row)
+                self.value[row.key] = row.value
+                self.best[row.key] = row.best_value
+                self.farkle[row.key] = row.is_farkle
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def to_arrow(self):
+        import pyarrow as pa
+
+        columns = {name: [getattr(r, name) for r in self.rows] for name in TableRow.__dataclass_fields__}
+        schema = pa.schema(
+            [
+                ("key", pa.int32()),
+                ("dice", pa.string()),
+                ("n_dice", pa.int8()),
+                ("value", pa.int32()),
+                ("all_score", pa.bool_()),
+                ("breakdown", pa.string()),
+                ("best_value", pa.int32()),
+                ("best_keep", pa.string()),
+                ("is_farkle", pa.bool_()),
+            ]
+        )
+        return pa.Table.from_pydict(columns, schema=schema)
+
+    def to_polars(self):
+        import polars as pl
+
+        return pl.from_arrow(self.to_arrow())
+
+
+def _multisets(n: int) -> Iterable[Counts]:
+    for counts in product(range(n + 1), repeat=6):
+        if sum(counts) == n:
+            yield counts  # type: ignore[misc]
+
+
+def _row(counts: Counts, rules: Ruleset) -> TableRow:
+    found = _best_split(counts, rules)
+    best = _best_keep_counts(counts, rules)
+    return TableRow(
+        key=counts_key(counts),
+        dice="".join(map(str, counts_to_dice(counts))),
+        n_dice=sum(counts),
+        value=None if found is None else found[0],
+        all_score=found is not None,
+        breakdown=None if found is None else format_breakdown(found[1]),
+        best_value=0 if best is None else best[1],
+        best_keep=None if best is None else "".join(map(str, counts_to_dice(best[0]))),
+        is_farkle=best is None,
+    )
+
+
+@lru_cache(maxsize=32)
+def score_table(rules: Ruleset) -> ScoreTable:
+    """The table of a ruleset, built once per process."""
+    return ScoreTable(rules)

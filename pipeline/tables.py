@@ -1,0 +1,178 @@
+"""Arrow schemas of the dataset's Parquet tables: the contract between ingest and stats.
+
+Each table lives at DATASET/<table>/**/*.parquet. Stats SQL and the report read these
+columns by name; a change here is a change of the dataset version (see docs/dataset.md).
+`schemas/tables/*.json` is generated from this module (python -m pipeline.tables).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+
+DATASET_VERSION = 1
+
+TS = pa.timestamp("us", tz="UTC")
+
+EVENTS = pa.schema(
+    [
+        ("game_id", pa.string()),
+        ("seq", pa.int32()),
+        ("ts", TS),
+        ("type", pa.string()),
+        ("player", pa.string()),
+        ("dice", pa.list_(pa.int8())),
+        ("dice_count", pa.int8()),
+        ("points", pa.int64()),
+        ("total", pa.int64()),
+        ("players", pa.list_(pa.string())),
+        ("rules", pa.string()),  # raw rules value of game_start as JSON text
+        ("winner", pa.list_(pa.string())),
+        ("scores", pa.string()),  # JSON object text
+        ("extra", pa.string()),  # unknown fields as JSON object text, null if none
+        ("source_file", pa.string()),
+        ("source_line", pa.int64()),
+        ("ingest_id", pa.string()),
+    ]
+)
+
+TURNS = pa.schema(
+    [
+        ("game_id", pa.string()),
+        ("player", pa.string()),
+        ("turn", pa.int32()),
+        ("start_seq", pa.int32()),
+        ("end_seq", pa.int32()),
+        ("rolls", pa.int16()),
+        ("hot_dice", pa.int16()),
+        ("outcome", pa.string()),  # bank | farkle | open
+        ("claimed_points", pa.int64()),
+        ("corrected_points", pa.int64()),
+        ("dice_left", pa.int8()),
+        ("claimed_total", pa.int64()),
+        ("corrected_total", pa.int64()),
+        ("ts", TS),
+    ]
+)
+
+ROLLS = pa.schema(
+    [
+        ("game_id", pa.string()),
+        ("seq", pa.int32()),
+        ("player", pa.string()),
+        ("turn", pa.int32()),
+        ("roll_in_turn", pa.int16()),
+        ("dice", pa.list_(pa.int8())),
+        ("dice_count", pa.int8()),
+        ("scored", pa.bool_()),
+        ("best_value", pa.int64()),
+        ("kept", pa.list_(pa.int8())),
+        ("kept_claimed", pa.int64()),
+        ("kept_value", pa.int64()),
+        ("ts", TS),
+    ]
+)
+
+DECISIONS = pa.schema(
+    [
+        ("game_id", pa.string()),
+        ("seq", pa.int32()),
+        ("player", pa.string()),
+        ("turn", pa.int32()),
+        ("dice_left", pa.int8()),
+        ("turn_points", pa.int64()),
+        ("banked_total", pa.int64()),
+        ("opponents_best", pa.int64()),
+        ("opened", pa.bool_()),
+        ("choice", pa.string()),  # bank | roll
+        ("farkled", pa.bool_()),
+        ("ts", TS),
+    ]
+)
+
+GAMES = pa.schema(
+    [
+        ("game_id", pa.string()),
+        ("ruleset", pa.string()),  # canonical ruleset JSON (Ruleset.to_json)
+        ("ruleset_name", pa.string()),  # standard | playmonster | custom (base X)
+        ("players", pa.list_(pa.string())),
+        ("claimed", pa.string()),  # {name: total} JSON
+        ("corrected", pa.string()),  # {name: total} JSON
+        ("winner_claimed", pa.list_(pa.string())),
+        ("winner_corrected", pa.list_(pa.string())),
+        ("complete", pa.bool_()),
+        ("events", pa.int32()),
+        ("first_ts", TS),
+        ("last_ts", TS),
+    ]
+)
+
+# One row per (game, player): the long form of claimed/corrected finals, easy to query.
+GAME_PLAYERS = pa.schema(
+    [
+        ("game_id", pa.string()),
+        ("player", pa.string()),
+        ("seat", pa.int8()),  # 1-based position in `players`
+        ("claimed_total", pa.int64()),
+        ("corrected_total", pa.int64()),
+        ("won_claimed", pa.bool_()),
+        ("won_corrected", pa.bool_()),
+    ]
+)
+
+FINDINGS = pa.schema(
+    [
+        ("game_id", pa.string()),
+        ("seq", pa.int32()),
+        ("file", pa.string()),
+        ("line", pa.int64()),
+        ("player", pa.string()),
+        ("code", pa.string()),
+        ("severity", pa.string()),
+        ("message", pa.string()),
+        ("claimed", pa.float64()),
+        ("expected", pa.float64()),
+        ("ts", TS),
+    ]
+)
+
+REJECTS = pa.schema(
+    [
+        ("file", pa.string()),
+        ("line", pa.int64()),
+        ("code", pa.string()),  # bad_json | bad_event
+        ("reason", pa.string()),
+        ("raw", pa.string()),  # cut at 64 KiB
+        ("raw_truncated", pa.bool_()),
+        ("game_id", pa.string()),
+        ("seq", pa.int32()),
+        ("ingest_id", pa.string()),
+    ]
+)
+
+TABLES: dict[str, pa.Schema] = {
+    "events": EVENTS,
+    "turns": TURNS,
+    "rolls": ROLLS,
+    "decisions": DECISIONS,
+    "games": GAMES,
+    "game_players": GAME_PLAYERS,
+    "findings": FINDINGS,
+    "rejects": REJECTS,
+}
+
+
+def schema_as_json(schema: pa.Schema) -> list[dict[str, object]]:
+    return [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in schema]
+
+
+def write_schema_files(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, schema in TABLES.items():
+        payload = {"table": name, "dataset_version": DATASET_VERSION, "columns": schema_as_json(schema)}
+        (directory / f"{name}.json").write_text(json.dumps(payload, indent=2) + "\n")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    write_schema_files(Path(__file__).resolve().parent.parent / "schemas" / "tables")
