@@ -60,7 +60,8 @@ class Event:
     points: int | None = None
     total: int | None = None
     players: tuple[str, ...] | None = None
-    rules: Any = None  # raw `rules` value of game_start (a name or an object), None if absent
+    rules: Any = None  # game_start: the validated pipeline.rules.Ruleset, None if the field is absent
+    rules_raw: Any = None  # game_start: the `rules` value exactly as logged (name or object)
     winner: str | tuple[str, ...] | None = None
     scores: dict[str, int] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
