@@ -201,3 +201,17 @@ class DecisionRecord:
     choice: str  # "bank" or "roll"
     farkled: bool | None = None  # for a roll: whether that roll scored nothing
     ts: str | None = None
+
+
+@dataclass(slots=True)
+class FileProblem:
+    """A whole input went wrong (cannot be opened, gzip stream truncated or corrupt).
+
+    Lines read before the break were still yielded; this record says where reading stopped
+    so a user knows which part of the file was never checked. `line` is the line being read
+    when the file broke (None if the file could not be opened at all).
+    """
+
+    file: str
+    line: int | None
+    reason: str
