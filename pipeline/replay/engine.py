@@ -1,0 +1,640 @@
+"""The replay engine: every event checked against the rules, in log order, no I/O.
+
+One engine serves audit, ingest and the simulator's self-check. It follows
+log-format.md to the letter: each event gets at most one finding (the first code of its
+row that applies), and replay goes on from the claimed event, so a mistake is reported
+once and later, independent mistakes are still found. Findings are collected, never
+raised (python-chess's lesson): a bad game never stops the others.
+
+Usage: `r = Replayer(default_rules); r.feed(item)` for each Event/BadLine in input order,
+`r.finish()` at end of input, and `r.drain()` whenever the caller wants what has been
+produced so far (findings, turns, rolls, decisions, and at finish the game results).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from pipeline.model import (
+    BadLine,
+    DecisionRecord,
+    Event,
+    Finding,
+    GameResult,
+    RollRecord,
+    TurnRecord,
+    severity_of,
+)
+from pipeline.replay.melds import KeptDice, bank_meld, keep_meld
+from pipeline.replay.state import KEPT, NO_ROLL, ROLLED, GameState, TraceStep, TurnState
+from pipeline.rules import Ruleset, corrected_keep_value
+from pipeline.rules.scoring import _best_split, counts_to_dice
+from pipeline.rules.table import counts_key, score_table
+
+
+def _show(dice: Iterable[int] | None) -> str:
+    return "[" + ",".join(map(str, dice or ())) + "]"
+
+
+def _plain(dice: Iterable[int]) -> str:
+    return ",".join(map(str, dice))
+
+
+def _counts(dice: Iterable[int]) -> tuple[int, int, int, int, int, int]:
+    counts = [0, 0, 0, 0, 0, 0]
+    for die in dice:
+        counts[die - 1] += 1
+    return tuple(counts)  # type: ignore[return-value]
+
+
+def winner_value(names: list[str]) -> str | list[str] | None:
+    """A name, or a list for a tie, as game_end writes it."""
+    if not names:
+        return None
+    return names[0] if len(names) == 1 else list(names)
+
+
+def _winners(totals: dict[str, int], players: tuple[str, ...]) -> list[str]:
+    if not totals:
+        return []
+    best = max(totals.values())
+    return [p for p in players if totals.get(p) == best]
+
+
+def _normalise_winner(winner: object) -> set[str]:
+    if isinstance(winner, str):
+        return {winner}
+    if isinstance(winner, (list, tuple)):
+        return set(winner)
+    return set()
+
+
+@dataclass
+class ReplayOutput:
+    findings: list[Finding] = field(default_factory=list)
+    turns: list[TurnRecord] = field(default_factory=list)
+    rolls: list[RollRecord] = field(default_factory=list)
+    decisions: list[DecisionRecord] = field(default_factory=list)
+    games: list[GameResult] = field(default_factory=list)
+    timelines: dict[str, list[list[TraceStep]]] = field(default_factory=dict)
+
+
+class _Verdict:
+    """The first applicable code of an event's row; later candidates are ignored."""
+
+    __slots__ = ("code", "message", "claimed", "expected", "player")
+
+    def __init__(self) -> None:
+        self.code: str | None = None
+
+    def flag(self, code: str, message: str, claimed=None, expected=None, player=None) -> None:
+        if self.code is None:
+            self.code, self.message, self.claimed, self.expected, self.player = (
+                code,
+                message,
+                claimed,
+                expected,
+                player,
+            )
+
+
+class Replayer:
+    def __init__(self, default_rules: Ruleset | None = None, *, trace: bool = False, records: bool = True):
+        self.default_rules = default_rules or Ruleset.builtin("standard")
+        self.trace = trace  # keep a timeline of turns with findings (audit's text output)
+        self.records = records  # produce turn/roll/decision records (ingest's tables)
+        self.games: dict[str, GameState] = {}
+        self.out = ReplayOutput()
+        self._finished = False
+
+    # ------------------------------------------------------------------ public API
+    def feed(self, item: Event | BadLine) -> None:
+        if isinstance(item, BadLine):
+            self._bad_line(item)
+        else:
+            self._event(item)
+
+    def feed_all(self, items: Iterable[Event | BadLine]) -> "Replayer":
+        for item in items:
+            self.feed(item)
+        return self
+
+    def drain(self) -> ReplayOutput:
+        out, self.out = self.out, ReplayOutput()
+        return out
+
+    def finish(self) -> None:
+        """End of input: open turns, games without game_end, and every game's result."""
+        if self._finished:
+            return
+        self._finished = True
+        for g in sorted(self.games.values(), key=lambda g: g.order):
+            seq, file, line = g.last_event
+            t = g.turn
+            if t is not None:
+                self._finding(g, seq, file, line, t.player, "missing_turn_end",
+                              f"seq {seq}: {t.player}'s turn {t.turn} (from seq {t.start_seq}) was left open: "
+                              "no bank or farkle ended it")
+                t.flagged = True
+                self._close_turn(g, t, outcome="open", end_seq=None)
+            if not g.ended:
+                self._finding(g, seq, file, line, None, "game_incomplete",
+                              f"seq {seq}: the log of game {g.game_id} ends without game_end")
+            self.out.games.append(self._result(g))
+            if self.trace and g.timeline:
+                self.out.timelines[g.game_id] = g.timeline
+
+    # ------------------------------------------------------------------ findings
+    def _finding(self, g: GameState | None, seq, file, line, player, code, message, claimed=None, expected=None):
+        if g is not None:
+            g.findings += 1
+        self.out.findings.append(
+            Finding(
+                game_id=g.game_id if g is not None else None,
+                seq=seq,
+                file=file,
+                line=line,
+                player=player,
+                code=code,
+                severity=severity_of(code),
+                message=message,
+                claimed=claimed,
+                expected=expected,
+            )
+        )
+
+    def _bad_line(self, bad: BadLine) -> None:
+        self.out.findings.append(
+            Finding(
+                game_id=bad.game_id,
+                seq=bad.seq,
+                file=bad.file,
+                line=bad.line,
+                player=bad.player,
+                code=bad.code,
+                severity=severity_of(bad.code),
+                message=f"{bad.file}:{bad.line}: {bad.reason}",
+            )
+        )
+        g = self.games.get(bad.game_id) if bad.game_id is not None else None
+        if g is not None:
+            g.findings += 1
+
+    # ------------------------------------------------------------------ events
+    def _event(self, ev: Event) -> None:
+        g = self.games.get(ev.game_id)
+        if g is None:
+            if ev.type == "game_start":
+                self._start(ev)
+            else:
+                self.out.findings.append(
+                    Finding(ev.game_id, ev.seq, ev.file, ev.line, ev.player, "unknown_game", "error",
+                            f"seq {ev.seq}: game {ev.game_id} has no game_start before this {ev.type}")
+                )
+            return
+        g.last_event = (ev.seq, ev.file, ev.line)
+        g.events += 1
+        if ev.ts is not None:
+            g.first_ts = g.first_ts or ev.ts
+            g.last_ts = ev.ts
+        v = _Verdict()
+        expected_seq = g.last_seq + 1
+        if ev.seq < expected_seq:
+            what = "repeats" if ev.seq == g.last_seq else "goes back from"
+            self._emit(g, ev, "seq_error", f"seq {ev.seq} {what} seq {g.last_seq}: event not replayed",
+                       ev.seq, expected_seq)
+            return
+        if ev.seq > expected_seq:
+            v.flag("seq_error", f"seq {ev.seq}: expected seq {expected_seq}, {ev.seq - expected_seq} missing",
+                   ev.seq, expected_seq)
+        g.last_seq = ev.seq
+        if ev.type == "game_start":
+            v.flag("seq_error", f"seq {ev.seq}: a second game_start for game {g.game_id}: not replayed")
+            self._emit_verdict(g, ev, v)
+            return
+        if g.ended or (g.over and ev.type != "game_end"):
+            why = "after game_end" if g.ended else "after the final round was played out"
+            v.flag("play_after_game_over", f"seq {ev.seq}: {ev.type} {why}: not replayed")
+            self._emit_verdict(g, ev, v)
+            return
+        if ev.type == "game_end":
+            self._game_end(g, ev, v)
+        else:
+            self._turn_event(g, ev, v)
+
+    def _emit(self, g, ev, code, message, claimed=None, expected=None, player=None):
+        self._finding(g, ev.seq, ev.file, ev.line, player if player is not None else ev.player, code, message,
+                      claimed, expected)
+
+    def _emit_verdict(self, g: GameState, ev: Event, v: _Verdict) -> None:
+        if v.code is not None:
+            self._emit(g, ev, v.code, v.message, v.claimed, v.expected, v.player)
+            if g.turn is not None:
+                g.turn.flagged = True
+                if self.trace and g.turn.trace:
+                    g.turn.trace[-1].code = v.code
+
+    def _start(self, ev: Event) -> None:
+        rules = ev.rules if ev.rules is not None else self.default_rules
+        players = tuple(ev.players or ())
+        g = GameState(
+            game_id=ev.game_id,
+            players=players,
+            rules=rules,
+            table=score_table(rules),
+            order=len(self.games),
+            last_seq=ev.seq,
+            last_event=(ev.seq, ev.file, ev.line),
+            first_ts=ev.ts,
+            last_ts=ev.ts,
+            events=1,
+        )
+        for p in players:
+            g.turns_played[p] = 0
+            g.claimed_total[p] = 0
+            g.corrected_total[p] = 0
+            g.opened[p] = False
+            g.opened_corrected[p] = False
+            g.streak[p] = 0
+            g.streak_corrected[p] = 0
+        self.games[ev.game_id] = g
+        if ev.seq != 1:
+            self._emit(g, ev, "seq_error", f"seq {ev.seq}: game_start must be seq 1", ev.seq, 1)
+
+    # ------------------------------------------------------------------ turns
+    def _open_turn(self, g: GameState, player: str, ev: Event) -> TurnState:
+        g.turns_played[player] = g.turns_played.get(player, 0) + 1
+        t = TurnState(
+            player=player,
+            turn=g.turns_played[player],
+            start_seq=ev.seq,
+            ts=ev.ts,
+            banked_before=g.claimed_total.get(player, 0),
+            opened_before=g.opened.get(player, False),
+        )
+        g.turn = t
+        return t
+
+    def _turn_event(self, g: GameState, ev: Event, v: _Verdict) -> None:
+        named = ev.player
+        t = g.turn
+        if t is None:
+            due = g.players[g.next_player] if g.players else named
+            if named not in g.claimed_total:
+                v.flag("wrong_player", f"seq {ev.seq}: {named!r} is not a player of this game "
+                       f"(players: {', '.join(g.players)}); it is {due}'s turn")
+                owner = due
+            elif named != due:
+                v.flag("wrong_player", f"seq {ev.seq}: {named} {ev.type}s but it is {due}'s turn")
+                owner = named if ev.type == "roll" else due
+            else:
+                owner = named
+            t = self._open_turn(g, owner, ev)
+        elif named != t.player:
+            why = "is not a player of this game" if named not in g.claimed_total else "is not the player"
+            v.flag("wrong_player", f"seq {ev.seq}: {named!r} {why} of the open turn ({t.player}'s); "
+                   f"applied to {t.player}'s turn")
+        handler = {"roll": self._roll, "keep": self._keep, "bank": self._bank, "farkle": self._farkle}[ev.type]
+        handler(g, t, ev, v)
+
+    def _missed_farkle(self, t: TurnState, ev: Event, v: _Verdict) -> None:
+        """Only the first event after a roll that scored nothing gets missed_farkle."""
+        if t.awaiting_after_bust:
+            t.awaiting_after_bust = False
+            t.went_past_bust = True
+            v.flag("missed_farkle", f"seq {ev.seq}: roll {_show(t.last_roll)} at seq {t.last_roll_seq} scored "
+                   f"nothing, so the turn was a farkle, but it went on with a {ev.type}")
+
+    def _trace(self, t: TurnState, ev: Event, claimed=None, worth=None, total=None) -> None:
+        if self.trace:
+            t.trace.append(TraceStep(ev.seq, t.player, ev.type, ev.dice, claimed, worth, total))
+
+    def _roll(self, g: GameState, t: TurnState, ev: Event, v: _Verdict) -> None:
+        dice = ev.dice or ()
+        self._missed_farkle(t, ev, v)
+        if t.phase == ROLLED:
+            v.flag("missing_keep", f"seq {ev.seq}: rolled again without keeping any dice from the roll "
+                   f"{_show(t.last_roll)} at seq {t.last_roll_seq}")
+        if t.phase == NO_ROLL:
+            expected = 6
+        elif t.phase == KEPT:
+            left = (len(t.last_roll or ()) - t.kept_from_roll)
+            expected = 6 if left <= 0 else left
+        else:
+            expected = len(t.last_roll or ())
+        if len(dice) != expected:
+            v.flag("wrong_dice_count", f"seq {ev.seq}: rolled {len(dice)} dice {_show(dice)}, "
+                   f"but {expected} were left to roll", len(dice), expected)
+        # apply
+        counts = _counts(dice)
+        key = counts_key(counts)
+        scored = not g.table.farkle[key]
+        if t.decision_pending is not None:
+            d = t.decision_pending
+            d.choice, d.farkled = "roll", not scored
+            self._emit_decision(d)
+            t.decision_pending = None
+        self._flush_roll(t)
+        t.rolls += 1
+        t.phase = ROLLED
+        t.last_roll, t.last_roll_counts, t.last_roll_seq = tuple(dice), counts, ev.seq
+        t.last_roll_scored = scored
+        t.kept_from_roll = 0
+        t.kept_counts_from_roll = [0] * 6
+        t.awaiting_after_bust = not scored
+        if self.records:
+            t.roll_pending = RollRecord(
+                game_id=g.game_id, seq=ev.seq, player=t.player, turn=t.turn, roll_in_turn=t.rolls,
+                dice=tuple(dice), dice_count=len(dice), scored=scored, best_value=g.table.best[key], ts=ev.ts,
+            )
+        self._trace(t, ev, worth=g.table.best[key])
+        self._emit_verdict(g, ev, v)
+
+    def _keep(self, g: GameState, t: TurnState, ev: Event, v: _Verdict) -> None:
+        dice = ev.dice or ()
+        claimed = ev.points if ev.points is not None else 0
+        counts = _counts(dice)
+        self._missed_farkle(t, ev, v)
+        if t.phase != ROLLED:
+            if t.phase == NO_ROLL:
+                v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)} but nothing was rolled this turn")
+            else:
+                v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)} without a roll since the keep "
+                       f"at seq {t.keeps[-1].seq if t.keeps else '?'}")
+        else:
+            missing = [max(0, c - r) for c, r in zip(counts, t.last_roll_counts or (0,) * 6)]
+            if any(missing):
+                v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)} from roll {_show(t.last_roll)}: "
+                       f"{_plain(counts_to_dice(missing))} not in that roll")
+        value = _keep_value(g, counts)
+        if value is None:
+            v.flag("non_scoring_kept", f"seq {ev.seq}: kept {_plain(dice)}, but not every kept die scores "
+                   f"(claimed {claimed})", claimed, None)
+        elif claimed != value:
+            meld = keep_meld(counts, value, claimed, t.keeps, g.rules)
+            if meld is not None:
+                v.flag("cross_roll_meld", _keep_meld_message(ev, t, dice, claimed, value, meld), claimed, value)
+            else:
+                v.flag("scoring_error", f"seq {ev.seq}: kept {_plain(dice)} from roll {_show(t.last_roll)}: "
+                       f"claimed {claimed}, worth {value} ({_breakdown(g, counts)})", claimed, value)
+        # apply: the corrected value counts only dice really in the roll, not kept before
+        really = [0] * 6
+        if t.phase in (ROLLED, KEPT) and t.last_roll_counts is not None:
+            for i in range(6):
+                avail = t.last_roll_counts[i] - t.kept_counts_from_roll[i]
+                really[i] = max(0, min(counts[i], avail))
+                t.kept_counts_from_roll[i] += really[i]
+        worth = corrected_keep_value(counts_to_dice(really), g.rules) if any(really) else 0
+        t.keeps.append(KeptDice(ev.seq, tuple(dice), counts, claimed, value, t.rolls))
+        t.claimed_sum += claimed
+        t.corrected_sum += worth
+        if t.roll_pending is not None and t.phase == ROLLED:
+            r = t.roll_pending
+            r.kept, r.kept_claimed, r.kept_value = tuple(dice), claimed, worth
+        t.kept_from_roll += len(dice)
+        left = len(t.last_roll or ()) - t.kept_from_roll
+        if t.phase == ROLLED and left <= 0:
+            t.hot_dice += 1
+        t.phase = KEPT
+        if self.records:
+            opp = [tot for p, tot in g.claimed_total.items() if p != t.player]
+            t.decision_pending = DecisionRecord(
+                game_id=g.game_id, seq=ev.seq, player=t.player, turn=t.turn,
+                dice_left=6 if left <= 0 else left, turn_points=t.claimed_sum, banked_total=t.banked_before,
+                opponents_best=max(opp) if opp else 0, opened=t.opened_before, choice="", ts=ev.ts,
+            )
+        self._trace(t, ev, claimed=claimed, worth=worth)
+        self._emit_verdict(g, ev, v)
+
+    def _bank(self, g: GameState, t: TurnState, ev: Event, v: _Verdict) -> None:
+        rules = g.rules
+        claimed = ev.points if ev.points is not None else 0
+        self._missed_farkle(t, ev, v)
+        if t.phase != KEPT:
+            if t.phase == NO_ROLL:
+                v.flag("missing_keep", f"seq {ev.seq}: banked {claimed} with nothing rolled or kept this turn")
+            else:
+                v.flag("missing_keep", f"seq {ev.seq}: banked {claimed} without keeping any dice from the roll "
+                       f"{_show(t.last_roll)} at seq {t.last_roll_seq}")
+        if claimed != t.claimed_sum:
+            meld = bank_meld(claimed, t.keeps, rules)
+            if meld is not None:
+                parts = " + ".join(f"{_plain(k.dice)} (seq {k.seq})" for k in meld.keeps)
+                v.flag("cross_roll_meld", f"seq {ev.seq}: banked {claimed} by counting {parts}, kept from "
+                       f"different rolls, as one combination ({meld.breakdown}); the keeps claimed "
+                       f"{t.claimed_sum}", claimed, t.claimed_sum)
+            else:
+                v.flag("bank_mismatch", f"seq {ev.seq}: banked {claimed}, but the turn's keeps claimed "
+                       f"{t.claimed_sum}", claimed, t.claimed_sum)
+        if rules.opening and claimed < rules.opening and not g.opened[t.player]:
+            v.flag("bank_below_opening", f"seq {ev.seq}: {t.player} has not opened: a first bank needs "
+                   f"{rules.opening}, banked {claimed}", claimed, rules.opening)
+        if rules.min_bank and claimed < rules.min_bank:
+            v.flag("bank_below_minimum", f"seq {ev.seq}: banked {claimed}, below the minimum bank of "
+                   f"{rules.min_bank}", claimed, rules.min_bank)
+        before = g.claimed_total[t.player]
+        total = ev.total if ev.total is not None else before + claimed
+        if total != before + claimed:
+            v.flag("total_mismatch", f"seq {ev.seq}: total {total} after banking {claimed} on {before} "
+                   f"should be {before + claimed}", total, before + claimed)
+        # apply the claim
+        g.claimed_total[t.player] = total
+        g.opened[t.player] = True
+        g.streak[t.player] = 0
+        if t.decision_pending is not None:
+            t.decision_pending.choice = "bank"
+            self._emit_decision(t.decision_pending)
+            t.decision_pending = None
+        corrected = 0 if t.went_past_bust or t.awaiting_after_bust else t.corrected_sum
+        if corrected < rules.min_bank or (not g.opened_corrected[t.player] and corrected < rules.opening):
+            corrected = 0
+        elif corrected >= rules.opening:
+            g.opened_corrected[t.player] = True
+        if t.went_past_bust or t.awaiting_after_bust:
+            self._corrected_farkle(g, t.player)
+        else:
+            g.streak_corrected[t.player] = 0
+            g.corrected_total[t.player] += corrected
+        self._trace(t, ev, claimed=claimed, worth=corrected, total=total)
+        self._emit_verdict(g, ev, v)
+        self._close_turn(g, t, outcome="bank", end_seq=ev.seq, claimed=claimed, corrected=corrected)
+
+    def _farkle(self, g: GameState, t: TurnState, ev: Event, v: _Verdict) -> None:
+        rules = g.rules
+        if t.phase == ROLLED and t.last_roll_scored:
+            best = g.table.best[counts_key(t.last_roll_counts)]
+            v.flag("false_farkle", f"seq {ev.seq}: farkle declared, but roll {_show(t.last_roll)} at seq "
+                   f"{t.last_roll_seq} scores (best keep worth {best})", 0, best)
+        elif t.phase == KEPT:
+            v.flag("false_farkle", f"seq {ev.seq}: farkle declared after a keep: nothing was rolled since seq "
+                   f"{t.keeps[-1].seq if t.keeps else '?'}")
+        elif t.phase == NO_ROLL:
+            v.flag("false_farkle", f"seq {ev.seq}: farkle declared with nothing rolled this turn")
+        t.awaiting_after_bust = False
+        before = g.claimed_total[t.player]
+        streak = g.streak[t.player] + 1
+        penalty = rules.farkle_penalty if rules.farkle_penalty and streak >= rules.penalty_after else 0
+        expected_total = before - penalty
+        if ev.total is not None and ev.total != expected_total:
+            if penalty:
+                why = f"farkle {streak} in a row costs {penalty}: {before} - {penalty} = {expected_total}"
+            elif rules.farkle_penalty:
+                why = f"farkle {streak} in a row, no penalty before {rules.penalty_after}: total stays {before}"
+            else:
+                why = f"this game has no farkle penalty: total stays {before}"
+            v.flag("penalty_error", f"seq {ev.seq}: farkle total {ev.total}, but {why}", ev.total, expected_total)
+        g.claimed_total[t.player] = ev.total if ev.total is not None else expected_total
+        g.streak[t.player] = 0 if penalty else streak
+        if t.decision_pending is not None:  # a farkle right after a keep: no bank-or-roll choice was logged
+            t.decision_pending = None
+        self._corrected_farkle(g, t.player)
+        self._trace(t, ev, claimed=0, worth=0, total=g.claimed_total[t.player])
+        self._emit_verdict(g, ev, v)
+        self._close_turn(g, t, outcome="farkle", end_seq=ev.seq, claimed=0, corrected=0)
+
+    def _corrected_farkle(self, g: GameState, player: str) -> None:
+        rules = g.rules
+        streak = g.streak_corrected[player] + 1
+        if rules.farkle_penalty and streak >= rules.penalty_after:
+            g.corrected_total[player] -= rules.farkle_penalty
+            streak = 0
+        g.streak_corrected[player] = streak
+
+    def _close_turn(self, g: GameState, t: TurnState, outcome: str, end_seq: int | None,
+                    claimed: int = 0, corrected: int = 0) -> None:
+        self._flush_roll(t)
+        if t.decision_pending is not None:
+            t.decision_pending = None
+        if self.records:
+            if t.phase == KEPT:
+                left = len(t.last_roll or ()) - t.kept_from_roll
+                dice_left = 6 if left <= 0 else left
+            elif t.phase == ROLLED:
+                dice_left = len(t.last_roll or ())
+            else:
+                dice_left = None
+            self.out.turns.append(
+                TurnRecord(
+                    game_id=g.game_id, player=t.player, turn=t.turn, start_seq=t.start_seq, end_seq=end_seq,
+                    rolls=t.rolls, hot_dice=t.hot_dice, outcome=outcome, claimed_points=claimed,
+                    corrected_points=corrected if outcome == "bank" else 0, dice_left=dice_left,
+                    claimed_total=g.claimed_total.get(t.player) if outcome != "open" else None,
+                    corrected_total=g.corrected_total.get(t.player, 0), ts=t.ts,
+                )
+            )
+        if self.trace and t.flagged and t.trace:
+            g.timeline.append(t.trace)
+        g.turn = None
+        if outcome == "open":
+            return
+        if t.player in g.claimed_total:
+            idx = g.players.index(t.player)
+            g.next_player = (idx + 1) % len(g.players)
+        self._after_turn(g, t.player)
+
+    def _after_turn(self, g: GameState, player: str) -> None:
+        """Track the final round: once someone reaches the target, every other player gets one turn."""
+        if g.reached_by is None:
+            if g.claimed_total[player] >= g.rules.target:
+                g.reached_by = player
+                g.final_round_left = set(g.players) - {player}
+                if not g.final_round_left:
+                    g.over = True
+            return
+        g.final_round_left.discard(player)
+        if not g.final_round_left:
+            g.over = True
+
+    def _flush_roll(self, t: TurnState) -> None:
+        if t.roll_pending is not None:
+            self.out.rolls.append(t.roll_pending)  # type: ignore[arg-type]
+            t.roll_pending = None
+
+    def _emit_decision(self, d: DecisionRecord) -> None:
+        self.out.decisions.append(d)
+
+    # ------------------------------------------------------------------ game end
+    def _game_end(self, g: GameState, ev: Event, v: _Verdict) -> None:
+        scores = ev.scores or {}
+        for p in g.players:
+            if scores.get(p) != g.claimed_total[p]:
+                v.flag("final_score_mismatch", f"seq {ev.seq}: game_end gives {p} {scores.get(p)}, but "
+                       f"{p}'s last claimed total is {g.claimed_total[p]}", scores.get(p), g.claimed_total[p],
+                       player=p)
+                break
+        named = _normalise_winner(ev.winner)
+        if g.reached_by is None:
+            v.flag("wrong_winner", f"seq {ev.seq}: game_end before anyone reached the target of "
+                   f"{g.rules.target}")
+        elif not g.over:
+            left = ", ".join(p for p in g.players if p in g.final_round_left)
+            v.flag("wrong_winner", f"seq {ev.seq}: game_end before the final round was played out "
+                   f"({left} still to play after {g.reached_by} reached {g.rules.target})")
+        else:
+            best = set(_winners(g.claimed_total, g.players))
+            if named != best:
+                v.flag("wrong_winner", f"seq {ev.seq}: winner {_names(named)}, but the highest claimed "
+                       f"total is {_names(best)}'s ({max(g.claimed_total.values())})")
+        g.ended = True
+        g.end_winner = ev.winner
+        g.end_scores = dict(scores)
+        self._emit_verdict(g, ev, v)
+
+    def _result(self, g: GameState) -> GameResult:
+        scores = g.end_scores or {}
+        claimed = {p: scores.get(p, g.claimed_total[p]) for p in g.players}
+        if g.end_winner is not None:
+            names = g.end_winner if isinstance(g.end_winner, str) else list(g.end_winner)
+            winner_claimed = winner_value([names] if isinstance(names, str) else names)
+        else:
+            winner_claimed = winner_value(_winners(g.claimed_total, g.players))
+        return GameResult(
+            game_id=g.game_id,
+            players=g.players,
+            ruleset=g.rules,
+            claimed=claimed,
+            corrected=dict(g.corrected_total),
+            winner_claimed=winner_claimed,
+            winner_corrected=winner_value(_winners(g.corrected_total, g.players)),
+            complete=g.ended,
+            first_ts=g.first_ts,
+            last_ts=g.last_ts,
+            events=g.events,
+        )
+
+
+def _names(names: set[str]) -> str:
+    return " and ".join(sorted(names)) if names else "nobody"
+
+
+def _keep_value(g: GameState, counts) -> int | None:
+    if sum(counts) <= 6:
+        return g.table.value[counts_key(counts)]
+    found = _best_split(counts, g.rules)
+    return None if found is None else found[0]
+
+
+def _breakdown(g: GameState, counts) -> str:
+    found = _best_split(tuple(counts), g.rules)
+    from pipeline.rules.scoring import format_breakdown
+
+    return format_breakdown(found[1]) if found else "no split scores"
+
+
+def _keep_meld_message(ev: Event, t: TurnState, dice, claimed: int, value: int, meld) -> str:
+    earlier = " and ".join(
+        f"the {_plain(k.dice)} kept at seq {k.seq}" for k in meld.keeps
+    )
+    return (
+        f"seq {ev.seq}: kept {_plain(dice)} from roll {_show(t.last_roll)} and counted it with {earlier} "
+        f"as {meld.breakdown}: claimed {claimed}, worth {value}"
+    )
+
+
+def audit_items(items: Iterable[Event | BadLine], default_rules: Ruleset | None = None, *,
+                trace: bool = False, records: bool = True) -> ReplayOutput:
+    """Replay a whole input in one call: findings, records and results together."""
+    r = Replayer(default_rules, trace=trace, records=records)
+    r.feed_all(items)
+    r.finish()
+    return r.drain()

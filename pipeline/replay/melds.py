@@ -1,0 +1,83 @@
+"""Cross-roll melds: a claim that only adds up if dice of different rolls were one combination.
+
+A tired scorekeeper who keeps a 5, then two more 5s, and writes "three 5s = 500" has made
+the most common Farkle scoring mistake. log-format.md defines exactly when a wrong claim
+is such a meld (rather than a plain scoring error); these functions implement that
+definition and nothing else, so the engine can ask one question and get the evidence back.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Sequence
+
+from pipeline.rules import Ruleset
+from pipeline.rules.scoring import Counts, _best_split, format_breakdown
+
+# A turn with more keeps than this is only searched over its most recent keeps: the
+# search is exponential and real turns seldom keep more than a dozen times.
+MAX_KEEPS_SEARCHED = 12
+
+
+@dataclass(frozen=True)
+class KeptDice:
+    """A keep already replayed in this turn: its dice, what was claimed, what it is worth."""
+
+    seq: int
+    dice: tuple[int, ...]
+    counts: Counts
+    claimed: int
+    value: int | None  # score_keep of the dice; None when not every die scores
+    roll_index: int  # which roll of the turn it came from (1-based)
+
+
+@dataclass(frozen=True)
+class MeldEvidence:
+    keeps: tuple[KeptDice, ...]  # the earlier keeps (keep check) or the melded keeps (bank check)
+    union_value: int
+    breakdown: str
+
+
+def union_value(parts: Sequence[Counts], rules: Ruleset) -> tuple[int, str] | None:
+    counts = tuple(sum(c[i] for c in parts) for i in range(6))
+    found = _best_split(counts, rules)  # type: ignore[arg-type]
+    if found is None:
+        return None
+    return found[0], format_breakdown(found[1])
+
+
+def keep_meld(
+    counts: Counts, value: int, claimed: int, earlier: Sequence[KeptDice], rules: Ruleset
+) -> MeldEvidence | None:
+    """For a keep whose claim is wrong: is it value(S ∪ keep) or value(S ∪ keep) − claimed(S)
+    for some non-empty set S of earlier keeps, where together they are worth more than apart?"""
+    candidates = [k for k in earlier if k.value is not None][-MAX_KEEPS_SEARCHED:]
+    for size in range(1, len(candidates) + 1):
+        for subset in combinations(candidates, size):
+            together = union_value([counts] + [k.counts for k in subset], rules)
+            if together is None:
+                continue
+            apart = value + sum(k.value for k in subset)  # type: ignore[misc]
+            if together[0] <= apart:
+                continue
+            if claimed in (together[0], together[0] - sum(k.claimed for k in subset)):
+                return MeldEvidence(subset, together[0], together[1])
+    return None
+
+
+def bank_meld(claimed: int, keeps: Sequence[KeptDice], rules: Ruleset) -> MeldEvidence | None:
+    """For a bank whose claim is wrong: is it value(∪S) + Σ claimed(keeps outside S) for some
+    set S of two or more keeps of the turn worth more together than apart?"""
+    candidates = [k for k in keeps if k.value is not None][-MAX_KEEPS_SEARCHED:]
+    total_claimed = sum(k.claimed for k in keeps)
+    for size in range(2, len(candidates) + 1):
+        for subset in combinations(candidates, size):
+            together = union_value([k.counts for k in subset], rules)
+            if together is None:
+                continue
+            if together[0] <= sum(k.value for k in subset):  # type: ignore[misc]
+                continue
+            outside = total_claimed - sum(k.claimed for k in subset)
+            if claimed == together[0] + outside:
+                return MeldEvidence(subset, together[0], together[1])
+    return None

@@ -1,0 +1,88 @@
+"""Per-game and per-turn replay state: what the engine must remember between events.
+
+Kept small on purpose: memory grows with the number of open games, never with input
+size. Two ledgers run side by side: the *claimed* one follows the log (replay goes on from
+each claim, so one mistake is reported once) and the *corrected* one scores the dice.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pipeline.replay.melds import KeptDice
+from pipeline.rules import Ruleset
+from pipeline.rules.table import ScoreTable
+
+NO_ROLL, ROLLED, KEPT = "no_roll", "rolled", "kept"
+
+
+@dataclass(slots=True)
+class TraceStep:
+    """One line of an audit timeline: what happened at an event and what it was worth."""
+
+    seq: int
+    player: str | None
+    type: str
+    dice: tuple[int, ...] | None
+    claimed: int | None
+    worth: int | None
+    total: int | None
+    code: str | None = None
+
+
+@dataclass(slots=True)
+class TurnState:
+    player: str
+    turn: int  # this player's turn number, 1-based
+    start_seq: int
+    ts: str | None
+    banked_before: int  # claimed total before the turn
+    opened_before: bool
+    phase: str = NO_ROLL
+    rolls: int = 0
+    hot_dice: int = 0
+    last_roll: tuple[int, ...] | None = None
+    last_roll_counts: tuple[int, ...] | None = None
+    last_roll_seq: int | None = None
+    last_roll_scored: bool = True
+    kept_from_roll: int = 0  # dice kept from the latest roll, as logged
+    kept_counts_from_roll: list[int] = field(default_factory=lambda: [0] * 6)
+    roll_pending: object = None  # RollRecord of the latest roll, emitted when its keep is known
+    awaiting_after_bust: bool = False  # the latest roll scored nothing: next event decides
+    went_past_bust: bool = False  # the turn went on after a roll that scored nothing
+    keeps: list[KeptDice] = field(default_factory=list)
+    claimed_sum: int = 0
+    corrected_sum: int = 0
+    decision_pending: object = None  # DecisionRecord after a keep, waiting for bank or roll
+    trace: list[TraceStep] = field(default_factory=list)
+    flagged: bool = False  # a finding fell inside this turn: keep its trace
+
+
+@dataclass(slots=True)
+class GameState:
+    game_id: str
+    players: tuple[str, ...]
+    rules: Ruleset
+    table: ScoreTable
+    order: int  # position of first appearance, for stable output
+    last_seq: int
+    last_event: tuple[int, str, int]  # (seq, file, line) of the last event read
+    first_ts: str | None = None
+    last_ts: str | None = None
+    events: int = 0
+    next_player: int = 0  # index into players of whose turn comes next
+    turn: TurnState | None = None
+    turns_played: dict[str, int] = field(default_factory=dict)
+    claimed_total: dict[str, int] = field(default_factory=dict)
+    corrected_total: dict[str, int] = field(default_factory=dict)
+    opened: dict[str, bool] = field(default_factory=dict)  # any bank replayed (findings)
+    opened_corrected: dict[str, bool] = field(default_factory=dict)
+    streak: dict[str, int] = field(default_factory=dict)  # claimed farkles in a row
+    streak_corrected: dict[str, int] = field(default_factory=dict)
+    reached_by: str | None = None  # first player whose claimed total reached the target
+    final_round_left: set[str] = field(default_factory=set)
+    over: bool = False  # final round played out
+    ended: bool = False  # game_end replayed
+    end_winner: object = None
+    end_scores: dict[str, int] | None = None
+    findings: int = 0
+    timeline: list[list[TraceStep]] = field(default_factory=list)  # turns with findings
