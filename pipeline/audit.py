@@ -1,0 +1,88 @@
+"""Audit as a library call: read logs, replay every game, compare a scoresheet.
+
+The CLI's `audit` is a thin shell over `run_audit`, so a league's own tooling can settle
+disputes from Python with the same answers the command prints.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from pipeline.model import BadLine, Event, FileProblem, Finding, GameResult
+from pipeline.replay import Replayer, TraceStep
+from pipeline.rules import Ruleset
+from pipeline.scoresheet import SheetProblem, compare_sheet, parse_sheet
+
+
+@dataclass
+class AuditReport:
+    findings: list[Finding] = field(default_factory=list)
+    games: list[GameResult] = field(default_factory=list)
+    timelines: dict[str, list[list[TraceStep]]] = field(default_factory=dict)
+    file_problems: list[FileProblem] = field(default_factory=list)
+    sheet_problems: list[SheetProblem] = field(default_factory=list)
+    events: int = 0
+    lines: int = 0
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity == "error")
+
+    def counts_by_code(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for f in self.findings:
+            counts[f.code] = counts.get(f.code, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def audit_stream(
+    items: Iterable[Event | BadLine | FileProblem],
+    default_rules: Ruleset | None = None,
+    *,
+    games: set[str] | None = None,
+    sheet: tuple[str, str] | None = None,
+    trace: bool = True,
+    on_item: Callable[[], None] | None = None,
+) -> AuditReport:
+    """Replay items (in input order) and, given `sheet=(name, csv_text)`, compare it.
+
+    `games` restricts the audit to those game ids (their bad lines included); lines whose
+    game could not be read are kept only when no filter is given.
+    """
+    report = AuditReport()
+    replayer = Replayer(default_rules, trace=trace, records=sheet is not None)
+    turns = []
+    for item in items:
+        if on_item is not None:
+            on_item()
+        if isinstance(item, FileProblem):
+            report.file_problems.append(item)
+            continue
+        if games is not None and item.game_id not in games:
+            continue
+        if isinstance(item, Event):
+            report.events += 1
+        replayer.feed(item)
+        if sheet is not None and len(replayer.out.rolls) > 10_000:
+            replayer.out.rolls.clear()
+            replayer.out.decisions.clear()
+    replayer.finish()
+    out = replayer.drain()
+    report.findings = out.findings
+    report.games = out.games
+    report.timelines = out.timelines
+    turns = out.turns
+    if sheet is not None:
+        name, text = sheet
+        rows, problems = parse_sheet(text, name)
+        if games is not None:
+            rows = [r for r in rows if r.game_id in games]
+        report.sheet_problems = problems
+        report.findings.extend(compare_sheet(rows, turns, [g.game_id for g in report.games], name))
+    return report
+
+
+def read_sheet(path: str) -> tuple[str, str]:
+    """(display name, text) of a scoresheet; raises OSError/UnicodeDecodeError for the CLI to report."""
+    return path, Path(path).read_text(encoding="utf-8-sig")

@@ -1,0 +1,126 @@
+"""Hand-kept scoresheets checked against the corrected replay (log-format.md, Scoresheets).
+
+A disputed game often arrives with the paper sheet someone kept. Each row is matched on
+(game_id, player, turn) with the replay's corrected turn; points and total are checked
+independently, so one copied-wrong score shows up in every later total of that player,
+which is exactly what the people arguing over the sheet need to see.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from typing import Iterable
+
+from pipeline.model import Finding, TurnRecord, severity_of
+
+HEADER = ["game_id", "turn", "player", "points", "total"]
+
+
+@dataclass(frozen=True)
+class SheetRow:
+    line: int
+    game_id: str
+    turn: int
+    player: str
+    points: int
+    total: int
+
+
+@dataclass(frozen=True)
+class SheetProblem:
+    """A row that could not be read: named with its line, never silently dropped."""
+
+    file: str
+    line: int
+    reason: str
+
+
+def parse_sheet(text: str, file: str) -> tuple[list[SheetRow], list[SheetProblem]]:
+    rows: list[SheetRow] = []
+    problems: list[SheetProblem] = []
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None:
+        problems.append(SheetProblem(file, 1, "empty scoresheet: expected header " + ",".join(HEADER)))
+        return rows, problems
+    if [h.strip() for h in header] != HEADER:
+        problems.append(SheetProblem(file, 1, f"header is {','.join(header)!r}, expected {','.join(HEADER)}"))
+        return rows, problems
+    for record in reader:
+        line = reader.line_num
+        if not record or all(not cell.strip() for cell in record):
+            continue
+        if len(record) != len(HEADER):
+            problems.append(SheetProblem(file, line, f"expected {len(HEADER)} columns, got {len(record)}"))
+            continue
+        game_id, turn, player, points, total = (cell.strip() for cell in record)
+        numbers = {}
+        for name, raw in (("turn", turn), ("points", points), ("total", total)):
+            try:
+                numbers[name] = int(raw)
+            except ValueError:
+                numbers[name] = None
+                problems.append(SheetProblem(file, line, f"{name} {raw!r} is not an integer"))
+        if None in numbers.values():
+            continue
+        if numbers["turn"] < 1 or not game_id or not player:
+            problems.append(SheetProblem(file, line, "game_id and player must be set and turn must be >= 1"))
+            continue
+        rows.append(SheetRow(line, game_id, numbers["turn"], player, numbers["points"], numbers["total"]))
+    return rows, problems
+
+
+def compare_sheet(rows: Iterable[SheetRow], turns: Iterable[TurnRecord], logged_games: Iterable[str],
+                  file: str) -> list[Finding]:
+    """Findings for every sheet row that disagrees with the corrected replay, in sheet order,
+    then the turns the sheet left out."""
+    played: dict[tuple[str, str, int], TurnRecord] = {}
+    by_game: dict[str, list[TurnRecord]] = {}
+    for t in turns:
+        played[(t.game_id, t.player, t.turn)] = t
+        by_game.setdefault(t.game_id, []).append(t)
+    games = set(logged_games)
+    findings: list[Finding] = []
+    seen: set[tuple[str, str, int]] = set()
+    sheet_games: list[str] = []
+
+    def finding(row_line, game_id, seq, player, code, message, claimed=None, expected=None):
+        findings.append(Finding(game_id, seq, file, row_line, player, code, severity_of(code), message,
+                                claimed, expected))
+
+    for row in rows:
+        key = (row.game_id, row.player, row.turn)
+        where = f"{file}:{row.line}"
+        if row.game_id not in games:
+            finding(row.line, row.game_id, None, row.player, "sheet_extra_turn",
+                    f"{where}: game {row.game_id} is not in the logs")
+            continue
+        if row.game_id not in sheet_games:
+            sheet_games.append(row.game_id)
+        if key in seen:
+            finding(row.line, row.game_id, None, row.player, "sheet_extra_turn",
+                    f"{where}: a second row for {row.player}'s turn {row.turn}")
+            continue
+        seen.add(key)
+        turn = played.get(key)
+        if turn is None:
+            finding(row.line, row.game_id, None, row.player, "sheet_extra_turn",
+                    f"{where}: {row.player} never played a turn {row.turn} in game {row.game_id}")
+            continue
+        if row.points != turn.corrected_points:
+            finding(row.line, row.game_id, turn.end_seq, row.player, "sheet_points_mismatch",
+                    f"{where}: {row.player}'s turn {row.turn} scored {row.points} on the sheet, "
+                    f"{turn.corrected_points} by the dice ({turn.outcome})", row.points, turn.corrected_points)
+        if row.total != turn.corrected_total:
+            finding(row.line, row.game_id, turn.end_seq, row.player, "sheet_total_mismatch",
+                    f"{where}: {row.player}'s total after turn {row.turn} is {row.total} on the sheet, "
+                    f"{turn.corrected_total} by the dice", row.total, turn.corrected_total)
+    for game_id in sheet_games:
+        for t in by_game.get(game_id, ()):
+            if t.outcome == "open" or (t.game_id, t.player, t.turn) in seen:
+                continue
+            finding(None, game_id, t.end_seq, t.player, "sheet_missing_turn",
+                    f"{file}: no row for {t.player}'s turn {t.turn} (ended at seq {t.end_seq}, "
+                    f"{t.corrected_points} points, total {t.corrected_total})", None, t.corrected_points)
+    return findings
