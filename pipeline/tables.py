@@ -15,10 +15,14 @@ DATASET_VERSION = 1
 
 TS = pa.timestamp("us", tz="UTC")
 
+# seq is int64 because the reader accepts any seq up to 2**63 - 1 (log-format.md sets no
+# upper bound); counts that a hostile log can inflate (rolls in a turn, players in a game)
+# are int32, so no valid line can overflow a column and crash ingest.
+
 EVENTS = pa.schema(
     [
         ("game_id", pa.string()),
-        ("seq", pa.int32()),
+        ("seq", pa.int64()),
         ("ts", TS),
         ("type", pa.string()),
         ("player", pa.string()),
@@ -42,10 +46,10 @@ TURNS = pa.schema(
         ("game_id", pa.string()),
         ("player", pa.string()),
         ("turn", pa.int32()),
-        ("start_seq", pa.int32()),
-        ("end_seq", pa.int32()),
-        ("rolls", pa.int16()),
-        ("hot_dice", pa.int16()),
+        ("start_seq", pa.int64()),
+        ("end_seq", pa.int64()),
+        ("rolls", pa.int32()),
+        ("hot_dice", pa.int32()),
         ("outcome", pa.string()),  # bank | farkle | open
         ("claimed_points", pa.int64()),
         ("corrected_points", pa.int64()),
@@ -59,10 +63,10 @@ TURNS = pa.schema(
 ROLLS = pa.schema(
     [
         ("game_id", pa.string()),
-        ("seq", pa.int32()),
+        ("seq", pa.int64()),
         ("player", pa.string()),
         ("turn", pa.int32()),
-        ("roll_in_turn", pa.int16()),
+        ("roll_in_turn", pa.int32()),
         ("dice", pa.list_(pa.int8())),
         ("dice_count", pa.int8()),
         ("scored", pa.bool_()),
@@ -77,7 +81,7 @@ ROLLS = pa.schema(
 DECISIONS = pa.schema(
     [
         ("game_id", pa.string()),
-        ("seq", pa.int32()),
+        ("seq", pa.int64()),
         ("player", pa.string()),
         ("turn", pa.int32()),
         ("dice_left", pa.int8()),
@@ -113,7 +117,7 @@ GAME_PLAYERS = pa.schema(
     [
         ("game_id", pa.string()),
         ("player", pa.string()),
-        ("seat", pa.int8()),  # 1-based position in `players`
+        ("seat", pa.int32()),  # 1-based position in `players`
         ("claimed_total", pa.int64()),
         ("corrected_total", pa.int64()),
         ("won_claimed", pa.bool_()),
@@ -124,7 +128,7 @@ GAME_PLAYERS = pa.schema(
 FINDINGS = pa.schema(
     [
         ("game_id", pa.string()),
-        ("seq", pa.int32()),
+        ("seq", pa.int64()),
         ("file", pa.string()),
         ("line", pa.int64()),
         ("player", pa.string()),
@@ -146,7 +150,7 @@ REJECTS = pa.schema(
         ("raw", pa.string()),  # cut at 64 KiB
         ("raw_truncated", pa.bool_()),
         ("game_id", pa.string()),
-        ("seq", pa.int32()),
+        ("seq", pa.int64()),
         ("ingest_id", pa.string()),
     ]
 )
