@@ -1,0 +1,79 @@
+"""`farkle-logs ingest`: logs → the Parquet dataset (docs/dataset.md)."""
+from __future__ import annotations
+
+import json
+from typing import List, Optional
+
+import typer
+
+from pipeline.cli.common import (
+    EXIT_DATA,
+    EXIT_OK,
+    RULES_HELP,
+    TextOrJson,
+    progress_bar,
+    rules_or_exit,
+    stderr,
+    stdout,
+    usage_error,
+)
+from pipeline.cli.main import app
+from pipeline.ingest import InputErrors, StoreError, ingest
+from pipeline.inputs import InputError
+
+
+@app.command("ingest")
+def ingest_command(
+    logs: List[str] = typer.Argument(..., help="Log files, directories, globs, .gz files, or - for stdin."),
+    out: str = typer.Option(..., "--out", "-o", help="The dataset directory (created if missing)."),
+    rules: Optional[str] = typer.Option(
+        None, "--rules", "-r", help=RULES_HELP + " Used for games whose game_start has no rules."
+    ),
+    format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", help="Summary as text or json."),
+) -> None:
+    """Validate, replay and store logs as Parquet tables; re-ingesting adds only what is new.
+
+    Exit 0: everything valid. Exit 1: the data has rejects (lines that are not valid events),
+    error findings, or broken files; the summary's `rejects`, `findings_error` and
+    `file_problems` say which. Exit 2: bad usage (nothing is written).
+    """
+    ruleset = rules_or_exit(rules)
+
+    def notice(message: str) -> None:
+        stderr.print(f"note: {message}", markup=False)
+
+    try:
+        with progress_bar("ingest (bytes read)") as advance:
+            summary = ingest(logs, out, ruleset, progress=advance, notice=notice)
+    except InputErrors as exc:
+        for problem in exc.problems:
+            stderr.print(f"error: {problem}", markup=False)
+        usage_error(f"{len(exc.problems)} inputs name nothing readable; nothing was ingested")
+    except (InputError, StoreError) as exc:
+        usage_error(f"{exc}; nothing was ingested")
+    data = summary.to_dict()
+    if format is TextOrJson.json:
+        stdout.print_json(json.dumps(data))
+    else:
+        stdout.print(_text(data), markup=False)
+    raise typer.Exit(EXIT_DATA if summary.exit_code else EXIT_OK)
+
+
+def _text(d: dict) -> str:
+    skipped = f" ({d['files_skipped']} skipped: content ingested before)" if d["files_skipped"] else ""
+    lines = [
+        f"ingested into {d['dataset']} (snapshot {d['snapshot']}, ingest {d['ingest_id']})",
+        f"files      {d['files']:>12,}{skipped}",
+        f"lines      {d['lines']:>12,}  = events + duplicates + rejects + blank lines"
+        + ("" if d["invariant_holds"] else "  (DOES NOT HOLD: please report)"),
+        f"events     {d['events']:>12,}",
+        f"duplicates {d['duplicates']:>12,}",
+        f"rejects    {d['rejects']:>12,}",
+        f"blank      {d['blank_lines']:>12,}",
+        f"games      {d['games']:>12,}  ({d['games_recomputed']:,} recomputed with events from earlier ingests)",
+        f"findings   {d['findings']:>12,}  ({d['findings_error']:,} errors, {d['findings_warning']:,} warnings)",
+    ]
+    if d["file_problems"]:
+        lines.append(f"broken     {d['file_problems']:>12,}  files (see the notes above)")
+    lines.append(f"time       {d['seconds']:>12,.2f}  s, {d['events_per_second']:,.0f} events/s")
+    return "\n".join(lines)

@@ -1,0 +1,583 @@
+"""Ingest orchestration: read → dedupe → replay → write staged Parquet → commit a snapshot.
+
+The per-line loop in `_Run.read_source` is the hot path: one `parse_line` call, a few dict
+operations for the duplicate check, one list append, one `Replayer.feed`. Everything else
+(Arrow conversion, Parquet writing, replay output) happens per batch.
+
+Incremental ingest (docs/dataset.md, "Incremental ingest"):
+- a file whose (size, sha256) is already in the manifest is skipped;
+- an event whose (game_id, seq) is stored, or was read earlier in this run, is a duplicate:
+  counted, not written, not replayed;
+- a game that already has events in the dataset and gets new ones in this run is replayed
+  whole at the end of the run (stored events, then new ones, in input order) and its rows in
+  the derived tables are replaced: the dataset equals what one ingest of all files gives.
+"""
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, BinaryIO, Callable, Iterable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pipeline import tables
+from pipeline.ingest import batches
+from pipeline.ingest.store import Store, _crash_point
+from pipeline.inputs import InputSource, resolve
+from pipeline.model import BadLine, Event
+from pipeline.reader import iter_lines, parse_line
+from pipeline.replay import Replayer
+from pipeline.rules import Ruleset
+
+BATCH = 65_536  # events per Arrow batch
+ROWS_PER_FILE = 2_000_000  # a new Parquet file after this many rows (parallel reads)
+PARSE_CODES = frozenset({"bad_json", "bad_event"})  # findings owned by a line, not a game's replay
+DERIVED = ("turns", "rolls", "decisions", "games", "game_players", "findings")
+
+
+@dataclass
+class SourceCounts:
+    path: str
+    size: int | None = None
+    sha256: str | None = None
+    lines: int = 0
+    blank_lines: int = 0
+    events: int = 0
+    duplicates: int = 0
+    rejects: int = 0
+    skipped: bool = False
+    progress: int = 0  # raw bytes already reported to the progress bar
+    problems: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_manifest(self, ingest_id: str) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "size": self.size,
+            "sha256": self.sha256,
+            "ingest_id": ingest_id,
+            "lines": self.lines,
+            "blank_lines": self.blank_lines,
+            "events": self.events,
+            "duplicates": self.duplicates,
+            "rejects": self.rejects,
+            "problems": self.problems,
+        }
+
+
+@dataclass
+class IngestSummary:
+    dataset: str
+    ingest_id: str
+    files: int = 0  # files read
+    files_skipped: int = 0  # content ingested before
+    lines: int = 0
+    blank_lines: int = 0
+    events: int = 0  # accepted and written
+    duplicates: int = 0
+    rejects: int = 0
+    games: int = 0  # game results written by this run (new or recomputed)
+    games_recomputed: int = 0
+    findings: int = 0
+    findings_error: int = 0
+    findings_warning: int = 0
+    file_problems: int = 0
+    seconds: float = 0.0
+    skipped_paths: list[str] = field(default_factory=list)
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    snapshot: int = 0
+
+    @property
+    def events_per_second(self) -> float:
+        return self.events / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def invariant_holds(self) -> bool:
+        return self.lines == self.events + self.duplicates + self.rejects + self.blank_lines
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if (self.rejects or self.findings_error or self.file_problems) else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "ingest_id": self.ingest_id,
+            "snapshot": self.snapshot,
+            "files": self.files,
+            "files_skipped": self.files_skipped,
+            "skipped": self.skipped_paths,
+            "lines": self.lines,
+            "blank_lines": self.blank_lines,
+            "events": self.events,
+            "duplicates": self.duplicates,
+            "rejects": self.rejects,
+            "invariant": f"lines {self.lines} = events {self.events} + duplicates {self.duplicates} "
+            f"+ rejects {self.rejects} + blank lines {self.blank_lines}",
+            "invariant_holds": self.invariant_holds,
+            "games": self.games,
+            "games_recomputed": self.games_recomputed,
+            "findings": self.findings,
+            "findings_error": self.findings_error,
+            "findings_warning": self.findings_warning,
+            "file_problems": self.file_problems,
+            "problems": self.problems,
+            "seconds": round(self.seconds, 3),
+            "events_per_second": round(self.events_per_second, 1),
+            "exit_code": self.exit_code,
+        }
+
+
+class _TableSink:
+    """Arrow tables of one table → Parquet files in staging, a new file every ROWS_PER_FILE."""
+
+    def __init__(self, directory: Path, table: str, ingest_id: str):
+        self.directory = directory / table
+        self.table = table
+        self.schema = tables.TABLES[table]
+        self.ingest_id = ingest_id
+        self.files: list[Path] = []
+        self._writer: pq.ParquetWriter | None = None
+        self._rows = 0
+
+    def write(self, table: pa.Table) -> None:
+        if table.num_rows == 0:
+            return
+        if self._writer is None or self._rows >= ROWS_PER_FILE:
+            self.close()
+            path = self.directory / f"part-{self.ingest_id}-{len(self.files):04d}.parquet"
+            self._writer = pq.ParquetWriter(path, self.schema, compression="zstd")
+            self.files.append(path)
+            self._rows = 0
+        self._writer.write_table(table, row_group_size=1 << 20)
+        self._rows += table.num_rows
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            with open(self.files[-1], "rb+") as fh:
+                os.fsync(fh.fileno())
+            self._writer = None
+
+
+def new_ingest_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def file_sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class _Run:
+    def __init__(self, store: Store, default_rules: Ruleset, ingest_id: str, progress: Callable[..., None] | None):
+        self.store = store
+        self.default_rules = default_rules
+        self.ingest_id = ingest_id
+        self.progress = progress or (lambda *a, **k: None)
+        self.staging = store.staging_dir(ingest_id)
+        self.sinks = {name: _TableSink(self.staging, name, ingest_id) for name in tables.TABLES}
+        self.replayer = Replayer(default_rules)
+        self.sources: list[SourceCounts] = []
+        self.known_content = {(f["size"], f["sha256"]) for f in store.manifest["files"]}
+        self.known_sizes = {f["size"] for f in store.manifest["files"]}
+        # Duplicate index: per game, every seq 1..hi is present, plus the seqs in extra[game].
+        self.hi: dict[str, int] = {}
+        self.extra: dict[str, set[int]] = {}
+        self.stored_games: set[str] = set()
+        self.touched: set[str] = set()  # stored games with new events: replayed whole at the end
+        self.events: list[Event] = []
+        self.bad: list[BadLine] = []
+        self.findings_error = 0
+        self.findings_warning = 0
+        self.findings = 0
+        self.games = 0
+        self._load_index()
+
+    # ------------------------------------------------------------------ duplicate index
+    def _load_index(self) -> None:
+        files = self.store.table_files("events")
+        if not files:
+            return
+        import duckdb
+
+        con = duckdb.connect()
+        paths = [str(p) for p in files]
+        agg = con.execute(
+            "select game_id, min(seq), max(seq), count(*), count(distinct seq) "
+            "from read_parquet(?) group by game_id",
+            [paths],
+        ).fetchall()
+        gappy = []
+        for game_id, lo, hi, _count, distinct in agg:
+            self.stored_games.add(game_id)
+            if lo == 1 and distinct == hi:
+                self.hi[game_id] = hi
+            else:
+                gappy.append(game_id)
+        if gappy:
+            con.register("gappy", pa.table({"game_id": gappy}))
+            rows = con.execute(
+                "select game_id, list(distinct seq) from read_parquet(?) where game_id in "
+                "(select game_id from gappy) group by game_id",
+                [paths],
+            ).fetchall()
+            for game_id, seqs in rows:
+                self._add_seqs(game_id, seqs)
+        con.close()
+
+    def _add_seqs(self, game_id: str, seqs: Iterable[int]) -> None:
+        rest = set(seqs)
+        h = 0
+        while h + 1 in rest:
+            h += 1
+            rest.discard(h)
+        self.hi[game_id] = h
+        if rest:
+            self.extra[game_id] = rest
+
+    # ------------------------------------------------------------------ reading
+    def skip_known(self, counts: SourceCounts, path: str | None) -> bool:
+        """A file whose exact content was ingested before (by size, then sha256)."""
+        if path is None or counts.size is None or counts.size not in self.known_sizes:
+            return False
+        counts.sha256 = file_sha256(path)
+        return (counts.size, counts.sha256) in self.known_content
+
+    def read_source(self, counts: SourceCounts, source: InputSource) -> None:
+        """The hot loop over one source's non-blank lines."""
+        hi, extra, stored, touched = self.hi, self.extra, self.stored_games, self.touched
+        events, bad, feed, parse = self.events, self.bad, self.replayer.feed, parse_line
+        name = source.name
+        n_events = dups = rejects = 0
+        for line, raw in iter_lines(source):
+            item = parse(raw, name, line)
+            if type(item) is Event:
+                g = item.game_id
+                s = item.seq
+                h = hi.get(g, 0)
+                if s <= h:
+                    dups += 1
+                    continue
+                if s == h + 1:
+                    hi[g] = s
+                    if g in extra:
+                        self._absorb(g)
+                else:
+                    ex = extra.get(g)
+                    if ex is None:
+                        extra[g] = {s}
+                    elif s in ex:
+                        dups += 1
+                        continue
+                    else:
+                        ex.add(s)
+                n_events += 1
+                events.append(item)
+                if g in stored:
+                    touched.add(g)
+                else:
+                    feed(item)
+                if len(events) >= BATCH:
+                    self.flush()
+                    self.progress(source.raw_bytes - counts.progress)
+                    counts.progress = source.raw_bytes
+            elif item is not None:  # a BadLine (None would be a blank line; iter_lines skips those)
+                rejects += 1
+                bad.append(item)
+                feed(item)
+        counts.lines = source.lines
+        counts.blank_lines = source.blank_lines
+        counts.events = n_events
+        counts.duplicates = dups
+        counts.rejects = rejects
+        counts.sha256 = source.sha256 or counts.sha256
+        counts.size = source.raw_bytes
+        if source.problem is not None:
+            p = source.problem
+            counts.problems.append({"file": p.file, "line": p.line, "reason": p.reason})
+        self.progress(source.raw_bytes - counts.progress)
+
+    def _absorb(self, g: str) -> None:
+        ex = self.extra[g]
+        h = self.hi[g]
+        while h + 1 in ex:
+            h += 1
+            ex.discard(h)
+        self.hi[g] = h
+        if not ex:
+            del self.extra[g]
+
+    # ------------------------------------------------------------------ writing
+    def flush(self) -> None:
+        if self.events:
+            self.sinks["events"].write(batches.events_table(self.events, self.ingest_id))
+            self.events.clear()
+        if self.bad:
+            self.sinks["rejects"].write(batches.rejects_table(self.bad, self.ingest_id))
+            self.bad.clear()
+        self._write_output()
+
+    def _write_output(self) -> None:
+        out = self.replayer.drain()
+        if out.turns:
+            self.sinks["turns"].write(batches.turns_table(out.turns))
+        if out.rolls:
+            self.sinks["rolls"].write(batches.rolls_table(out.rolls))
+        if out.decisions:
+            self.sinks["decisions"].write(batches.decisions_table(out.decisions))
+        if out.findings:
+            self.findings += len(out.findings)
+            for f in out.findings:
+                if f.severity == "error":
+                    self.findings_error += 1
+                else:
+                    self.findings_warning += 1
+            self.sinks["findings"].write(batches.findings_table(out.findings))
+        if out.games:
+            self.games += len(out.games)
+            games, players = batches.games_tables(out.games)
+            self.sinks["games"].write(games)
+            self.sinks["game_players"].write(players)
+
+    # ------------------------------------------------------------------ end of input
+    def replay_touched(self) -> None:
+        """Replay each stored game that got new events whole: stored events, then new ones."""
+        self.flush()
+        self.sinks["events"].close()
+        if not self.touched:
+            return
+        import duckdb
+
+        order_rows = [(f["ingest_id"], f["path"]) for f in self.store.manifest["files"]]
+        order_rows += [(self.ingest_id, s.path) for s in self.sources if not s.skipped]
+        order = pa.table(
+            {
+                "ingest_id": [r[0] for r in order_rows],
+                "source_file": [r[1] for r in order_rows],
+                "ordinal": list(range(len(order_rows))),
+            }
+        )
+        touched = pa.table({"game_id": sorted(self.touched)})
+        paths = [str(p) for p in self.store.table_files("events")] + [str(p) for p in self.sinks["events"].files]
+        con = duckdb.connect()
+        con.register("file_order", order)
+        con.register("touched", touched)
+        stored_rules = self._stored_rulesets(con)
+        relation = con.sql(
+            "select e.* from read_parquet($paths) e "
+            "join file_order o on o.ingest_id = e.ingest_id and o.source_file = e.source_file "
+            "where e.game_id in (select game_id from touched) "
+            "order by o.ordinal, e.source_line",
+            params={"paths": paths},
+        )
+        reader = relation.to_arrow_reader(BATCH)
+        feed = self.replayer.feed
+        for batch in reader:
+            for row in batch.to_pylist():
+                feed(_event_from_row(row, stored_rules))
+            self._write_output()
+        con.close()
+
+    def _stored_rulesets(self, con) -> dict[str, Ruleset]:
+        """The ruleset each touched game was replayed with, for games whose game_start has no
+        `rules`: a later run with another --rules does not change an existing game."""
+        files = [str(p) for p in self.store.table_files("games")]
+        if not files:
+            return {}
+        rows = con.execute(
+            "select game_id, ruleset from read_parquet(?) where game_id in (select game_id from touched)",
+            [files],
+        ).fetchall()
+        return {g: Ruleset.from_value(json.loads(r)) for g, r in rows if r is not None}
+
+    def finish(self) -> dict[str, set[str]]:
+        """finish() the replayer, write its last output, rewrite files holding superseded rows."""
+        self.replayer.finish()
+        self._write_output()
+        for sink in self.sinks.values():
+            sink.close()
+        return self._supersede()
+
+    def _supersede(self) -> dict[str, set[str]]:
+        """Rewrite each derived-table file that holds rows of a recomputed game, without them."""
+        removed: dict[str, set[str]] = {}
+        if not self.touched:
+            return removed
+        touched = pa.array(sorted(self.touched), pa.string())
+        for table in DERIVED:
+            for path in self.store.table_files(table):
+                ids = pq.read_table(path, columns=["game_id"]).column("game_id")
+                if not pc.any(pc.is_in(ids, value_set=touched)).as_py():
+                    continue
+                data = pq.read_table(path, schema=tables.TABLES[table])
+                drop = pc.fill_null(pc.is_in(data.column("game_id"), value_set=touched), False)
+                if table == "findings":
+                    keep_code = pc.is_in(data.column("code"), value_set=pa.array(sorted(PARSE_CODES)))
+                    drop = pc.and_(drop, pc.invert(keep_code))
+                kept = data.filter(pc.invert(drop))
+                removed.setdefault(table, set()).add(path.name)
+                if kept.num_rows:
+                    sink = self.sinks[table]
+                    out = sink.directory / f"part-{self.ingest_id}-rw{len(sink.files):04d}.parquet"
+                    pq.write_table(kept, out, compression="zstd")
+                    sink.files.append(out)
+        return removed
+
+
+class InputErrors(Exception):
+    """Several specs name nothing readable; each is in `problems`."""
+
+    def __init__(self, problems: list[Exception]):
+        super().__init__("; ".join(map(str, problems)))
+        self.problems = problems
+
+
+def _size(source: InputSource) -> int | None:
+    if source.path is None:
+        return None
+    try:
+        return source.path.stat().st_size
+    except OSError:
+        return None
+
+
+def _event_from_row(row: dict[str, Any], stored_rules: dict[str, Ruleset]) -> Event:
+    """A stored events row back into the Event the reader made of it."""
+    ts = row["ts"]
+    rules_raw = None if row["rules"] is None else json.loads(row["rules"])
+    rules = None
+    if row["type"] == "game_start":
+        if rules_raw is not None:
+            rules = Ruleset.from_value(rules_raw)
+        else:
+            rules = stored_rules.get(row["game_id"])
+    winner = row["winner"]
+    if winner is not None and len(winner) == 1:
+        winner = winner[0]
+    elif winner is not None:
+        winner = tuple(winner)
+    return Event(
+        game_id=row["game_id"],
+        seq=row["seq"],
+        type=row["type"],
+        file=row["source_file"],
+        line=row["source_line"],
+        ts=None if ts is None else ts.isoformat(),
+        player=row["player"],
+        dice=None if row["dice"] is None else tuple(row["dice"]),
+        points=row["points"],
+        total=row["total"],
+        players=None if row["players"] is None else tuple(row["players"]),
+        rules=rules,
+        rules_raw=rules_raw,
+        winner=winner,
+        scores=None if row["scores"] is None else json.loads(row["scores"]),
+        extra={} if row["extra"] is None else json.loads(row["extra"]),
+    )
+
+
+# ---------------------------------------------------------------------- the entry point
+def ingest(
+    specs: list[str],
+    out: Path | str,
+    default_rules: Ruleset | None = None,
+    *,
+    progress: Callable[..., None] | None = None,
+    notice: Callable[[str], None] | None = None,
+    stdin: BinaryIO | None = None,
+) -> IngestSummary:
+    """Ingest the inputs named by `specs` (files, directories, globs, .gz, '-') into `out`.
+
+    Raises StoreError (the output cannot be used) and InputError (no input matches a spec)
+    before anything is written; bad lines and broken files never raise.
+    """
+    started = time.perf_counter()
+    default_rules = default_rules or Ruleset.builtin("standard")
+    notice = notice or (lambda message: None)
+    resolution = resolve(specs, stdin=stdin)
+    if resolution.problems:
+        raise resolution.problems[0] if len(resolution.problems) == 1 else InputErrors(resolution.problems)
+    for message in resolution.notices:
+        notice(message)
+    inputs = resolution.sources
+    store = Store.open(Path(out))
+    try:
+        ingest_id = new_ingest_id()
+        summary = IngestSummary(dataset=str(out), ingest_id=ingest_id)
+        run = _Run(store, default_rules, ingest_id, progress)
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # the loop holds many small objects; the collector would scan them all again and again
+        try:
+            for source in inputs:
+                counts = SourceCounts(path=source.name, size=_size(source))
+                if run.skip_known(counts, source.path):
+                    counts.skipped = True
+                    summary.files_skipped += 1
+                    summary.skipped_paths.append(source.name)
+                    notice(f"{source.name}: skipped, its content was ingested before (sha256 {counts.sha256[:12]}…)")
+                    continue
+                run.sources.append(counts)
+                run.read_source(counts, source)
+                if counts.sha256 is not None:
+                    run.known_sizes.add(counts.size)
+                    run.known_content.add((counts.size, counts.sha256))
+                for problem in counts.problems:
+                    notice(f"{problem['file']}:{problem['line'] or '-'}: {problem['reason']}")
+            _crash_point("read_done")
+            run.replay_touched()
+            removed = run.finish()
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        for counts in run.sources:
+            summary.files += 1
+            summary.lines += counts.lines
+            summary.blank_lines += counts.blank_lines
+            summary.events += counts.events
+            summary.duplicates += counts.duplicates
+            summary.rejects += counts.rejects
+            summary.problems.extend(counts.problems)
+        summary.file_problems = len(summary.problems)
+        summary.games = run.games
+        summary.games_recomputed = len(run.touched)
+        summary.findings = run.findings
+        summary.findings_error = run.findings_error
+        summary.findings_warning = run.findings_warning
+        manifest = {k: v for k, v in store.manifest.items() if k not in ("tables", "snapshot")}
+        manifest["files"] = list(store.manifest["files"]) + [c.as_manifest(ingest_id) for c in run.sources]
+        record = {
+            "ingest_id": ingest_id,
+            "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "default_rules": default_rules.to_dict(),
+            "skipped": summary.skipped_paths,
+            "counts": {
+                k: v
+                for k, v in summary.to_dict().items()
+                if k in ("files", "files_skipped", "lines", "blank_lines", "events", "duplicates", "rejects",
+                         "games", "games_recomputed", "findings", "findings_error", "findings_warning",
+                         "file_problems")
+            },
+        }
+        manifest["ingests"] = list(store.manifest["ingests"]) + [record]
+        if run.sources:
+            new_files = {name: sink.files for name, sink in run.sinks.items()}
+            store.commit(manifest, new_files, removed)
+        else:  # every input was skipped: nothing to add, the dataset stays as it is
+            store.discard_staging()
+        summary.snapshot = store.manifest["snapshot"]
+        summary.seconds = time.perf_counter() - started
+        return summary
+    finally:
+        store.close()
