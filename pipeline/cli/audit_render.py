@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from pipeline.audit import AuditReport
@@ -53,7 +54,7 @@ def print_text(report: AuditReport, console: Console) -> None:
         title = f"game {game_id}" if game_id is not None else "lines of no readable game"
         result = results.get(game_id)
         rules = f" [{result.ruleset.name}]" if result is not None else ""
-        console.rule(f"{title}{rules}: {len(findings)} finding{'s' if len(findings) != 1 else ''}")
+        console.rule(escape(f"{title}{rules}: {len(findings)} finding{'s' if len(findings) != 1 else ''}"))
         for f in findings:
             where = f"{f.file}:{f.line}" if f.line is not None else (f.file or "")
             console.print(f"  {f.severity:7} {f.code:22} {where}  {f.message}", markup=False)

@@ -20,7 +20,8 @@ EXIT_OK = 0
 EXIT_DATA = 1
 EXIT_USAGE = 2
 
-stdout = Console(highlight=False, soft_wrap=True)
+# Piped output is read by people too (less, CI logs): wide enough that tables are not cut.
+stdout = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 

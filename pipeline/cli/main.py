@@ -13,6 +13,9 @@ app = typer.Typer(
 
 # Each command module registers itself on `app` when imported.
 from pipeline.cli import score_cmd, rules_cmd  # noqa: E402,F401
+from pipeline.cli import audit_cmd  # noqa: E402,F401
+from pipeline.cli import ingest_cmd  # noqa: E402,F401
+from pipeline.cli import stats_cmd  # noqa: E402,F401
 
 if __name__ == "__main__":  # pragma: no cover
     app()
