@@ -481,3 +481,13 @@ def test_turn_records_count_turns_per_player():
     out = audit(log)
     assert [(t.player, t.turn, t.outcome, t.claimed_total) for t in out.turns] == [
         ("ana", 1, "bank", 600), ("bo", 1, "farkle", 0), ("ana", 2, "bank", 1200)]
+
+
+def test_meld_with_an_earlier_keep_that_had_a_non_scoring_die():
+    """value(X) counts the dice that can score, so a sloppy keep can still be melded."""
+    log = Log()
+    log.roll("ana", [5, 5, 2, 3, 4, 6]).keep("ana", [5, 5, 2], 100)  # non_scoring_kept, value 100
+    log.roll("ana", [5, 2, 3]).keep("ana", [5], 400)  # three 5s 500 - 100 claimed before
+    log.roll("ana", [6, 6]).bank("ana", 500, 500)
+    out = audit(log)
+    assert codes(out)[:2] == [(3, "non_scoring_kept"), (5, "cross_roll_meld")]

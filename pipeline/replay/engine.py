@@ -385,7 +385,8 @@ class Replayer:
                 really[i] = max(0, min(counts[i], avail))
                 t.kept_counts_from_roll[i] += really[i]
         worth = corrected_keep_value(counts_to_dice(really), g.rules) if any(really) else 0
-        t.keeps.append(KeptDice(ev.seq, tuple(dice), counts, claimed, value, t.rolls))
+        meld_value = value if value is not None else corrected_keep_value(dice, g.rules)
+        t.keeps.append(KeptDice(ev.seq, tuple(dice), counts, claimed, meld_value, t.rolls))
         t.claimed_sum += claimed
         t.corrected_sum += worth
         if t.roll_pending is not None and t.phase == ROLLED:

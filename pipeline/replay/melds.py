@@ -12,7 +12,7 @@ from itertools import combinations
 from typing import Sequence
 
 from pipeline.rules import Ruleset
-from pipeline.rules.scoring import Counts, _best_split, format_breakdown
+from pipeline.rules.scoring import Counts, _best_keep_counts, _best_split, format_breakdown
 
 # A turn with more keeps than this is only searched over its most recent keeps: the
 # search is exponential and real turns seldom keep more than a dozen times.
@@ -27,7 +27,7 @@ class KeptDice:
     dice: tuple[int, ...]
     counts: Counts
     claimed: int
-    value: int | None  # score_keep of the dice; None when not every die scores
+    value: int  # value(X) of log-format.md: best split of all dice, else of those that can score
     roll_index: int  # which roll of the turn it came from (1-based)
 
 
@@ -38,12 +38,21 @@ class MeldEvidence:
     breakdown: str
 
 
-def union_value(parts: Sequence[Counts], rules: Ruleset) -> tuple[int, str] | None:
+def value_of(counts: Counts, rules: Ruleset) -> tuple[int, str]:
+    """value(X) of log-format.md for any multiset, also of more than six dice: the best
+    split using every die where one exists, else the best split of the dice that can score."""
+    found = _best_split(counts, rules)
+    if found is not None:
+        return found[0], format_breakdown(found[1])
+    best = _best_keep_counts(counts, rules)
+    if best is None:
+        return 0, "nothing scores"
+    return best[1], format_breakdown(best[2])
+
+
+def union_value(parts: Sequence[Counts], rules: Ruleset) -> tuple[int, str]:
     counts = tuple(sum(c[i] for c in parts) for i in range(6))
-    found = _best_split(counts, rules)  # type: ignore[arg-type]
-    if found is None:
-        return None
-    return found[0], format_breakdown(found[1])
+    return value_of(counts, rules)  # type: ignore[arg-type]
 
 
 def keep_meld(
@@ -51,13 +60,11 @@ def keep_meld(
 ) -> MeldEvidence | None:
     """For a keep whose claim is wrong: is it value(S ∪ keep) or value(S ∪ keep) − claimed(S)
     for some non-empty set S of earlier keeps, where together they are worth more than apart?"""
-    candidates = [k for k in earlier if k.value is not None][-MAX_KEEPS_SEARCHED:]
+    candidates = list(earlier)[-MAX_KEEPS_SEARCHED:]
     for size in range(1, len(candidates) + 1):
         for subset in combinations(candidates, size):
             together = union_value([counts] + [k.counts for k in subset], rules)
-            if together is None:
-                continue
-            apart = value + sum(k.value for k in subset)  # type: ignore[misc]
+            apart = value + sum(k.value for k in subset)
             if together[0] <= apart:
                 continue
             if claimed in (together[0], together[0] - sum(k.claimed for k in subset)):
@@ -68,14 +75,12 @@ def keep_meld(
 def bank_meld(claimed: int, keeps: Sequence[KeptDice], rules: Ruleset) -> MeldEvidence | None:
     """For a bank whose claim is wrong: is it value(∪S) + Σ claimed(keeps outside S) for some
     set S of two or more keeps of the turn worth more together than apart?"""
-    candidates = [k for k in keeps if k.value is not None][-MAX_KEEPS_SEARCHED:]
+    candidates = list(keeps)[-MAX_KEEPS_SEARCHED:]
     total_claimed = sum(k.claimed for k in keeps)
     for size in range(2, len(candidates) + 1):
         for subset in combinations(candidates, size):
             together = union_value([k.counts for k in subset], rules)
-            if together is None:
-                continue
-            if together[0] <= sum(k.value for k in subset):  # type: ignore[misc]
+            if together[0] <= sum(k.value for k in subset):
                 continue
             outside = total_claimed - sum(k.claimed for k in subset)
             if claimed == together[0] + outside:
