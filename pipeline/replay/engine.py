@@ -173,7 +173,7 @@ class Replayer:
                 player=bad.player,
                 code=bad.code,
                 severity=severity_of(bad.code),
-                message=f"{bad.file}:{bad.line}: {bad.reason}",
+                message=f"line {bad.line}: {bad.reason}",
             )
         )
         g = self.games.get(bad.game_id) if bad.game_id is not None else None
