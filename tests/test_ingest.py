@@ -1,0 +1,278 @@
+"""Ingest: row counts, rejects, the line invariant, idempotence, incremental = one-shot."""
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from tests.ingest_games import dump, games, interleave
+from pipeline.cli.main import app
+from pipeline.ingest import StoreError, ingest
+from pipeline.rules import Ruleset
+from pipeline.tables import DATASET_VERSION, TABLES
+
+runner = CliRunner()
+
+
+def table(dataset: Path, name: str, drop=("ingest_id",)) -> list[tuple]:
+    """A table's rows, sorted, without the columns that name the ingest run."""
+    rel = duckdb.sql(f"select * from read_parquet('{dataset}/{name}/**/*.parquet', hive_partitioning=true)")
+    cols = [c for c in rel.columns if c not in drop]
+    return sorted(rel.select(*cols).fetchall(), key=repr)
+
+
+def count(dataset: Path, name: str) -> int:
+    files = list((dataset / name).glob("**/*.parquet"))
+    if not files:
+        return 0
+    return duckdb.sql(f"select count(*) from read_parquet('{dataset}/{name}/**/*.parquet')").fetchall()[0][0]
+
+
+def everything(dataset: Path) -> dict[str, list[tuple]]:
+    return {name: table(dataset, name) for name in TABLES if count(dataset, name)}
+
+
+@pytest.fixture()
+def logs(tmp_path: Path) -> dict:
+    """Two files: 12 interleaved games, with bad lines, blanks and duplicates mixed in."""
+    gs = games(12)
+    lines = interleave(gs)
+    first, second = lines[: len(lines) // 2], lines[len(lines) // 2 :]
+    bad_json = "{not json"
+    bad_event = {"game_id": "g1-000", "seq": 999, "type": "roll", "player": "ana", "dice": [7]}
+    huge = '{"game_id": "x", "pad": "' + "a" * (10 * 1024 * 1024) + '"'  # 10 MB, not valid JSON
+    a = first[:10] + [bad_json, ""] + first[10:] + [first[3], "   "]  # first[3]: a duplicate
+    b = second[:5] + [bad_event, b"\xff\xfe not utf-8", huge] + second[5:]
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "a.jsonl").write_bytes(dump(a))
+    (tmp_path / "logs" / "b.jsonl.gz").write_bytes(gzip.compress(dump(b)))
+    return {
+        "dir": tmp_path / "logs",
+        "games": gs,
+        "events": len(lines),
+        "rejects": 4,
+        "blank": 2,
+        "duplicates": 1,
+        "lines": len(a) + len(b),
+    }
+
+
+def test_row_counts_match_the_generated_games(tmp_path, logs):
+    out = tmp_path / "ds"
+    summary = ingest([str(logs["dir"])], out)
+    gs = logs["games"]
+    assert summary.events == logs["events"] == count(out, "events")
+    assert summary.rejects == logs["rejects"] == count(out, "rejects")
+    assert summary.duplicates == logs["duplicates"]
+    assert summary.blank_lines == logs["blank"]
+    assert count(out, "turns") == sum(g.turns for g in gs)
+    assert count(out, "rolls") == sum(g.rolls for g in gs)
+    assert count(out, "decisions") == sum(g.keeps for g in gs)
+    assert count(out, "games") == len(gs)
+    assert count(out, "game_players") == 2 * len(gs)
+    # every game lacks game_end (one warning each); each bad line is one error finding
+    codes = dict(duckdb.sql(f"select code, count(*) from read_parquet('{out}/findings/*.parquet') group by 1").fetchall())
+    assert codes == {"game_incomplete": 12, "bad_json": 3, "bad_event": 1}
+    assert summary.exit_code == 1
+
+
+def test_the_line_invariant_holds(tmp_path, logs):
+    s = ingest([str(logs["dir"])], tmp_path / "ds")
+    assert s.lines == logs["lines"]
+    assert s.lines == s.events + s.duplicates + s.rejects + s.blank_lines
+    assert s.invariant_holds
+
+
+def test_rejects_carry_file_line_and_cut_raw_text(tmp_path, logs):
+    out = tmp_path / "ds"
+    ingest([str(logs["dir"])], out)
+    rows = duckdb.sql(
+        f"select file, line, code, length(raw), raw_truncated, reason from read_parquet('{out}/rejects/*.parquet') "
+        "order by file, line"
+    ).fetchall()
+    a, b = str(logs["dir"] / "a.jsonl"), str(logs["dir"] / "b.jsonl.gz")
+    assert [(r[0], r[1], r[2]) for r in rows] == [
+        (a, 11, "bad_json"),
+        (b, 6, "bad_event"),
+        (b, 7, "bad_json"),
+        (b, 8, "bad_json"),
+    ]
+    assert rows[3][3] == 64 * 1024 and rows[3][4] is True  # the 10 MB line, cut at 64 KiB
+    assert rows[0][4] is False
+    assert "UTF-8" in rows[2][5]
+
+
+def test_manifest_records_each_file_with_its_counts(tmp_path, logs):
+    out = tmp_path / "ds"
+    s = ingest([str(logs["dir"])], out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["format"] == "farkle-logs" and manifest["dataset_version"] == DATASET_VERSION
+    files = {f["path"]: f for f in manifest["files"]}
+    a = files[str(logs["dir"] / "a.jsonl")]
+    import hashlib
+
+    assert a["sha256"] == hashlib.sha256((logs["dir"] / "a.jsonl").read_bytes()).hexdigest()
+    assert a["size"] == (logs["dir"] / "a.jsonl").stat().st_size
+    assert sum(f["lines"] for f in files.values()) == s.lines
+    assert sum(f["rejects"] for f in files.values()) == s.rejects
+    assert all(f["ingest_id"] == s.ingest_id for f in files.values())
+    # the manifest lists exactly the files a reader's glob finds
+    for name in TABLES:
+        assert sorted(manifest["tables"][name]) == sorted(p.name for p in (out / name).glob("*.parquet"))
+
+
+def test_reingest_adds_nothing(tmp_path, logs):
+    out = tmp_path / "ds"
+    ingest([str(logs["dir"])], out)
+    before = everything(out)
+    again = ingest([str(logs["dir"])], out)
+    assert again.files_skipped == 2 and again.files == 0 and again.events == 0
+    assert everything(out) == before
+    assert again.exit_code == 0
+
+
+def test_a_copy_with_other_bytes_gives_only_duplicates(tmp_path, logs):
+    out = tmp_path / "ds"
+    ingest([str(logs["dir"])], out)
+    before = everything(out)
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(gzip.decompress((logs["dir"] / "b.jsonl.gz").read_bytes()) + b"\n")  # same events, new bytes
+    s = ingest([str(copy)], out)
+    assert s.events == 0 and s.duplicates == s.lines - s.rejects - s.blank_lines > 0
+    after = everything(out)
+    for name in ("events", "turns", "rolls", "decisions", "games", "game_players"):
+        assert after[name] == before[name], name
+
+
+def test_split_games_incremental_equals_one_shot(tmp_path):
+    gs = games(8, seed=3)
+    lines = interleave(gs, seed=5)
+    parts = [lines[:40], lines[40:100], lines[100:]]
+    for i, part in enumerate(parts):
+        (tmp_path / f"p{i}.jsonl").write_bytes(dump(part + (["oops"] if i == 1 else [])))
+    names = [str(tmp_path / f"p{i}.jsonl") for i in range(3)]
+    one = tmp_path / "one"
+    ingest(names, one)
+    inc = tmp_path / "inc"
+    recomputed = []
+    for name in names:
+        recomputed.append(ingest([name], inc).games_recomputed)
+    assert recomputed[0] == 0 and recomputed[1] > 0 and recomputed[2] > 0
+    assert everything(inc) == everything(one)
+    # one game_incomplete per game, not one per run
+    assert count(inc, "findings") == count(one, "findings") == 8 + 1
+
+
+def test_a_game_without_rules_keeps_the_ruleset_of_its_first_ingest(tmp_path):
+    gs = games(1, seed=9)
+    start = dict(gs[0].lines[0])
+    del start["rules"]
+    lines = [start] + gs[0].lines[1:]
+    (tmp_path / "a.jsonl").write_bytes(dump(lines[:5]))
+    (tmp_path / "b.jsonl").write_bytes(dump(lines[5:]))
+    out = tmp_path / "ds"
+    ingest([str(tmp_path / "a.jsonl")], out, Ruleset.builtin("playmonster"))
+    ingest([str(tmp_path / "b.jsonl")], out, Ruleset.builtin("standard"))
+    assert duckdb.sql(f"select ruleset_name from read_parquet('{out}/games/*.parquet')").fetchall() == [("playmonster",)]
+
+
+def test_duckdb_and_polars_read_the_same_numbers(tmp_path, logs):
+    out = tmp_path / "ds"
+    ingest([str(logs["dir"])], out)
+    for name in TABLES:
+        pattern = f"{out}/{name}/**/*.parquet"
+        d = duckdb.sql(f"select count(*) from read_parquet('{pattern}', hive_partitioning=true)").fetchall()[0][0]
+        p = pl.scan_parquet(pattern, hive_partitioning=True).select(pl.len()).collect().item()
+        assert d == p > 0, name
+    q_duck = duckdb.sql(
+        f"select player, count(*) as rolls, sum(case when scored then 0 else 1 end) as busts "
+        f"from read_parquet('{out}/rolls/**/*.parquet', hive_partitioning=true) group by player order by player"
+    ).fetchall()
+    q_pol = (
+        pl.scan_parquet(f"{out}/rolls/**/*.parquet", hive_partitioning=True)
+        .group_by("player")
+        .agg(pl.len().alias("rolls"), (~pl.col("scored")).sum().alias("busts"))
+        .sort("player")
+        .collect()
+        .rows()
+    )
+    assert q_duck == [tuple(r) for r in q_pol]
+    t_duck = duckdb.sql(
+        f"select sum(corrected_points), avg(rolls) from read_parquet('{out}/turns/**/*.parquet')"
+    ).fetchall()[0]
+    t_pol = pl.scan_parquet(f"{out}/turns/**/*.parquet").select(
+        pl.col("corrected_points").sum(), pl.col("rolls").mean()
+    ).collect().row(0)
+    assert t_duck[0] == t_pol[0] and t_duck[1] == pytest.approx(t_pol[1])
+
+
+def test_files_keep_the_contract_schema(tmp_path, logs):
+    out = tmp_path / "ds"
+    ingest([str(logs["dir"])], out)
+    for name, schema in TABLES.items():
+        for path in (out / name).glob("*.parquet"):
+            assert pq.read_schema(path).remove_metadata() == schema, (name, path)
+
+
+def test_bad_input_is_reported_and_never_crashes(tmp_path):
+    d = tmp_path / "mixed"
+    d.mkdir()
+    good = games(2, seed=4)
+    (d / "1-good.jsonl").write_bytes(dump(interleave(good)))
+    (d / "2-empty.jsonl").write_bytes(b"")
+    (d / "3-notes.txt").write_text("shopping list\nmilk\n")
+    whole = gzip.compress(dump(games(3, seed=6)[0].lines))
+    (d / "4-cut.jsonl.gz").write_bytes(whole[: len(whole) // 2])
+    (d / "5-notgzip.gz").write_bytes(b"\x1f\x8b\x08\x00garbage that is not deflate")
+    (d / "sub").mkdir()
+    notes = []
+    s = ingest([str(d)], tmp_path / "ds", notice=notes.append)
+    assert s.invariant_holds
+    assert s.rejects == 2  # the two lines of notes.txt
+    problems = {Path(p["file"]).name: p for p in s.problems}
+    assert set(problems) == {"4-cut.jsonl.gz", "5-notgzip.gz"}
+    assert problems["4-cut.jsonl.gz"]["line"] >= 1 and "truncated" in problems["4-cut.jsonl.gz"]["reason"]
+    assert any("sub" in n for n in notes)
+    assert s.exit_code == 1
+
+
+def test_an_unrelated_directory_is_not_used_as_output(tmp_path, logs):
+    out = tmp_path / "photos"
+    out.mkdir()
+    (out / "cat.jpg").write_bytes(b"meow")
+    with pytest.raises(StoreError):
+        ingest([str(logs["dir"])], out)
+    assert sorted(p.name for p in out.iterdir()) == ["cat.jpg"]
+
+
+def test_cli_json_summary_and_exit_codes(tmp_path, logs):
+    out = tmp_path / "ds"
+    result = runner.invoke(app, ["ingest", str(logs["dir"]), "--out", str(out), "--format", "json"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    assert data["rejects"] == 4 and data["invariant_holds"] is True
+    for key in ("files", "lines", "events", "games", "rejects", "duplicates", "findings", "seconds", "events_per_second"):
+        assert key in data
+    clean = tmp_path / "clean.jsonl"
+    clean.write_bytes(dump(interleave(games(2, seed=8))))
+    result = runner.invoke(app, ["ingest", str(clean), "--out", str(tmp_path / "ds2")])
+    assert result.exit_code == 0, result.output  # warnings (game_incomplete) only
+    assert "lines" in result.stdout and "events/s" in result.stdout
+    result = runner.invoke(app, ["ingest", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "ds3")])
+    assert result.exit_code == 2 and not (tmp_path / "ds3").exists()
+
+
+def test_stdin_is_read(tmp_path):
+    data = dump(interleave(games(2, seed=11)))
+    result = runner.invoke(app, ["ingest", "-", "--out", str(tmp_path / "ds"), "--format", "json"], input=data)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["events"] == data.count(b"\n")
+    assert duckdb.sql(f"select distinct source_file from read_parquet('{tmp_path}/ds/events/*.parquet')").fetchall() == [
+        ("<stdin>",)
+    ]
