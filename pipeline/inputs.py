@@ -1,0 +1,199 @@
+"""Which bytes to read: turn command-line specs into an ordered list of input sources.
+
+A spec is a file, a directory, a glob or `-` (stdin). Order matters because a game spread
+over several files is replayed in the order they are read, so the order is always the one
+the user wrote, with a directory's files and a glob's matches in name order.
+
+A bad spec must not hide the good ones: `resolve` collects every problem and still returns
+what it could resolve, so a command can report all of them, process the rest and exit 2.
+
+Decisions where log-format.md is silent:
+- A directory is read one level deep: every regular file in it, in name order (plain code
+  point order: `g10` before `g2`). Subdirectories, hidden files (`.name`) and special files
+  are not read, each with a notice; a glob such as `logs/**/*.jsonl` reaches deeper.
+  Files with unrelated names are read like any other: their non-JSON lines are bad_json,
+  which is what the contract asks for, and better than silently skipping a log that was
+  merely named `.txt`.
+- Compression is decided when reading, by the gzip magic bytes, never by the name.
+- The same file named twice (say `a.jsonl logs/*.jsonl`) is read once, at its first place,
+  with a notice: reading it twice would turn every event into a seq_error.
+- `-` may appear once; stdin cannot be read twice.
+- Nothing is opened while resolving (opening a named pipe such as `<(zcat x.gz)` and closing
+  it again would lose it); a file that cannot be read is a problem now if the OS says so,
+  and a FileProblem when it is read otherwise.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import stat
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Iterable
+
+from pipeline.model import FileProblem
+
+STDIN_SPEC = "-"
+STDIN_NAME = "<stdin>"
+_GLOB_CHARS = frozenset("*?[")
+
+
+class InputError(Exception):
+    """A spec that names nothing readable; `spec` is what the user wrote."""
+
+    def __init__(self, spec: str, reason: str):
+        super().__init__(f"{spec}: {reason}")
+        self.spec = spec
+        self.reason = reason
+
+
+@dataclass(eq=False)
+class InputSource:
+    """One file (or stdin) to read. The counters are filled in by the reader as it goes.
+
+    `name` is what every record read from it carries as `file`: the path as the user
+    wrote it (or as the directory listing or glob spelled it), `<stdin>` for stdin.
+    `sha256` and `raw_bytes` cover the bytes as stored (compressed for gzip), so ingest's
+    manifest identifies the very file; `data_bytes` counts the decompressed text.
+    """
+
+    name: str
+    path: Path | None = None
+    stream: BinaryIO | None = field(default=None, repr=False)
+    lines: int = 0
+    blank_lines: int = 0
+    raw_bytes: int = 0
+    data_bytes: int = 0
+    sha256: str | None = None  # set once the whole input has been read
+    gzip: bool | None = None  # decided from the first bytes when reading starts
+    problem: FileProblem | None = None
+    _opened: bool = field(default=False, repr=False)
+
+    @property
+    def is_stdin(self) -> bool:
+        return self.path is None
+
+    def open(self) -> BinaryIO:
+        """The raw byte stream; stdin can be opened once only, since its bytes are gone."""
+        if self._opened and self.is_stdin:
+            raise InputError(self.name, "stdin can be read only once")
+        self._opened = True
+        if self.path is None:
+            return self.stream if self.stream is not None else sys.stdin.buffer
+        return open(self.path, "rb", buffering=0)
+
+
+@dataclass
+class Resolution:
+    """What the specs named: sources to read, problems (exit 2), notices (just say them)."""
+
+    sources: list[InputSource] = field(default_factory=list)
+    problems: list[InputError] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+def resolve(specs: Iterable[str], *, stdin: BinaryIO | None = None) -> Resolution:
+    """Every spec in order; `stdin` replaces sys.stdin.buffer for `-` (tests, embedding)."""
+    result = Resolution()
+    seen: dict[tuple[int, int], str] = {}
+    stdin_taken = False
+    for spec in specs:
+        if spec == STDIN_SPEC:
+            if stdin_taken:
+                result.problems.append(InputError(spec, "stdin ('-') can be read only once"))
+            else:
+                stdin_taken = True
+                result.sources.append(InputSource(STDIN_NAME, stream=stdin))
+            continue
+        for name in _expand(spec, result):
+            _add_file(name, seen, result)
+    return result
+
+
+def resolve_inputs(specs: Iterable[str], *, stdin: BinaryIO | None = None) -> list[InputSource]:
+    """The sources, or InputError for the first spec that names nothing readable."""
+    result = resolve(specs, stdin=stdin)
+    if result.problems:
+        raise result.problems[0]
+    return result.sources
+
+
+def _expand(spec: str, result: Resolution) -> list[str]:
+    """File names a spec stands for, in reading order; problems and notices on the side."""
+    if not spec:
+        result.problems.append(InputError(repr(spec), "an empty path names no file"))
+        return []
+    if os.path.lexists(spec) or not _GLOB_CHARS.intersection(spec):
+        return _expand_path(spec, result)
+    matches = sorted(glob.glob(spec, recursive=True))
+    if not matches:
+        result.problems.append(InputError(spec, "no file matches this pattern"))
+        return []
+    names: list[str] = []
+    for match in matches:
+        if os.path.isdir(match):
+            names.extend(_directory_files(match, result))
+        else:
+            names.append(match)
+    return names
+
+
+def _expand_path(spec: str, result: Resolution) -> list[str]:
+    try:
+        info = os.stat(spec)
+    except FileNotFoundError:
+        result.problems.append(InputError(spec, "no such file or directory"))
+        return []
+    except OSError as exc:
+        result.problems.append(InputError(spec, f"cannot be read: {exc.strerror or exc}"))
+        return []
+    if stat.S_ISDIR(info.st_mode):
+        names = _directory_files(spec, result)
+        if not names:
+            result.problems.append(InputError(spec, "directory has no files to read"))
+        return names
+    return [spec]
+
+
+def _directory_files(directory: str, result: Resolution) -> list[str]:
+    try:
+        entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+    except OSError as exc:
+        result.problems.append(InputError(directory, f"cannot list directory: {exc.strerror or exc}"))
+        return []
+    names = []
+    for entry in entries:
+        path = os.path.join(directory, entry.name)
+        if entry.name.startswith("."):
+            result.notices.append(f"{path}: hidden file, not read")
+        elif entry.is_dir():
+            result.notices.append(
+                f"{path}: subdirectory, not read (name it, or use a glob such as "
+                f"'{os.path.join(directory, '**', '*.jsonl')}')"
+            )
+        elif not entry.is_file():
+            result.notices.append(f"{path}: not a regular file, not read")
+        else:
+            names.append(path)
+    return names
+
+
+def _add_file(name: str, seen: dict[tuple[int, int], str], result: Resolution) -> None:
+    try:
+        info = os.stat(name)
+    except OSError as exc:
+        result.problems.append(InputError(name, f"cannot be read: {exc.strerror or exc}"))
+        return
+    if stat.S_ISDIR(info.st_mode):  # pragma: no cover - _expand hands out files only
+        return
+    if not os.access(name, os.R_OK):
+        result.problems.append(InputError(name, "permission denied"))
+        return
+    if stat.S_ISREG(info.st_mode):
+        key = (info.st_dev, info.st_ino)
+        if key in seen:
+            result.notices.append(f"{name}: same file as {seen[key]}, read once")
+            return
+        seen[key] = name
+    result.sources.append(InputSource(name, path=Path(name)))

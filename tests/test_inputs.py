@@ -1,0 +1,141 @@
+"""Input resolution: files, directories, globs and stdin become sources in the order given."""
+from __future__ import annotations
+
+import gzip
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from pipeline.inputs import STDIN_NAME, InputError, InputSource, resolve, resolve_inputs
+from pipeline.reader import read_events
+
+LINE = b'{"game_id":"g1","seq":1,"type":"game_start","players":["ana"]}\n'
+
+
+def make(root: Path, *names: str, data: bytes = LINE) -> None:
+    for name in names:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def names(sources: list[InputSource]) -> list[str]:
+    return [s.name for s in sources]
+
+
+def test_files_keep_the_order_given(tmp_path):
+    make(tmp_path, "b.jsonl", "a.jsonl", "c.jsonl.gz")
+    specs = [str(tmp_path / n) for n in ("c.jsonl.gz", "a.jsonl", "b.jsonl")]
+    sources = resolve_inputs(specs)
+    assert names(sources) == specs
+    assert all(s.path == Path(n) and not s.is_stdin for s, n in zip(sources, specs))
+
+
+def test_directory_gives_its_files_in_name_order_one_level_deep(tmp_path):
+    make(tmp_path, "g10.jsonl", "g2.jsonl", "G3.jsonl", "a.jsonl.gz", "notes.txt",
+         ".hidden.jsonl", "sub/deeper.jsonl")
+    result = resolve([str(tmp_path)])
+    assert names(result.sources) == [str(tmp_path / n) for n in
+                                     ("G3.jsonl", "a.jsonl.gz", "g10.jsonl", "g2.jsonl", "notes.txt")]
+    assert result.problems == []
+    assert any(str(tmp_path / "sub") in n and "subdirectory" in n for n in result.notices)
+    assert any(".hidden.jsonl" in n and "hidden" in n for n in result.notices)
+
+
+def test_unrelated_files_in_a_directory_are_read_and_do_not_crash(tmp_path):
+    make(tmp_path, "a.jsonl")
+    make(tmp_path, "README.md", data=b"# Logs\n\nThese are the logs.\n")
+    make(tmp_path, "image.png", data=b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe")
+    records = list(read_events(resolve_inputs([str(tmp_path)])))
+    assert [(Path(r.file).name, r.line, r.code if hasattr(r, "code") else r.type) for r in records] == [
+        ("README.md", 1, "bad_json"), ("README.md", 3, "bad_json"),
+        ("a.jsonl", 1, "game_start"),
+        ("image.png", 1, "bad_json"), ("image.png", 2, "bad_json"), ("image.png", 3, "bad_json"),
+    ]
+    assert "invalid UTF-8" in records[-1].reason
+
+
+def test_glob_matches_sorted_and_can_reach_into_subdirectories(tmp_path):
+    make(tmp_path, "logs/b.jsonl.gz", "logs/a.jsonl.gz", "logs/c.jsonl", "logs/2026/d.jsonl.gz")
+    assert names(resolve_inputs([str(tmp_path / "logs" / "*.jsonl.gz")])) == [
+        str(tmp_path / "logs" / "a.jsonl.gz"), str(tmp_path / "logs" / "b.jsonl.gz")]
+    assert names(resolve_inputs([str(tmp_path / "logs" / "**" / "*.gz")])) == [
+        str(tmp_path / "logs" / "2026" / "d.jsonl.gz"),
+        str(tmp_path / "logs" / "a.jsonl.gz"), str(tmp_path / "logs" / "b.jsonl.gz")]
+
+
+def test_a_path_with_glob_characters_that_exists_is_taken_literally(tmp_path):
+    make(tmp_path, "game[1].jsonl", "game1.jsonl")
+    assert names(resolve_inputs([str(tmp_path / "game[1].jsonl")])) == [str(tmp_path / "game[1].jsonl")]
+
+
+def test_problems_are_collected_and_the_rest_still_resolves(tmp_path):
+    make(tmp_path, "a.jsonl", "b.jsonl")
+    (tmp_path / "empty").mkdir()
+    specs = [str(tmp_path / "a.jsonl"), str(tmp_path / "missing.jsonl"), str(tmp_path / "*.nothing"),
+             str(tmp_path / "empty"), "", str(tmp_path / "b.jsonl")]
+    result = resolve(specs)
+    assert names(result.sources) == [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]
+    assert [(p.spec, p.reason) for p in result.problems] == [
+        (str(tmp_path / "missing.jsonl"), "no such file or directory"),
+        (str(tmp_path / "*.nothing"), "no file matches this pattern"),
+        (str(tmp_path / "empty"), "directory has no files to read"),
+        ("''", "an empty path names no file"),
+    ]
+    assert str(result.problems[0]) == f"{tmp_path / 'missing.jsonl'}: no such file or directory"
+
+
+def test_resolve_inputs_raises_the_first_problem_naming_the_spec(tmp_path):
+    with pytest.raises(InputError, match="nope.jsonl: no such file"):
+        resolve_inputs([str(tmp_path / "nope.jsonl")])
+
+
+def test_unreadable_file_is_a_problem(tmp_path, monkeypatch):
+    make(tmp_path, "secret.jsonl", "open.jsonl")
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: not str(p).endswith("secret.jsonl") and real_access(p, mode))
+    result = resolve([str(tmp_path / "secret.jsonl"), str(tmp_path / "open.jsonl")])
+    assert names(result.sources) == [str(tmp_path / "open.jsonl")]
+    assert [(p.spec, p.reason) for p in result.problems] == [(str(tmp_path / "secret.jsonl"), "permission denied")]
+
+
+def test_the_same_file_twice_is_read_once_at_its_first_place(tmp_path):
+    make(tmp_path, "a.jsonl", "b.jsonl")
+    result = resolve([str(tmp_path / "b.jsonl"), str(tmp_path), str(tmp_path / "*.jsonl")])
+    assert names(result.sources) == [str(tmp_path / "b.jsonl"), str(tmp_path / "a.jsonl")]
+    assert sum("read once" in n for n in result.notices) == 3
+
+
+def test_stdin_dash_is_one_source_read_once():
+    stream = io.BytesIO(gzip.compress(LINE))
+    result = resolve(["-", "-"], stdin=stream)
+    assert [(s.name, s.is_stdin) for s in result.sources] == [(STDIN_NAME, True)]
+    assert [p.spec for p in result.problems] == ["-"]
+    (record,) = read_events(result.sources)
+    assert (record.file, record.line, record.type) == (STDIN_NAME, 1, "game_start")
+    with pytest.raises(InputError, match="only once"):
+        result.sources[0].open()
+
+
+def test_stdin_between_files_keeps_its_place(tmp_path):
+    make(tmp_path, "a.jsonl", "b.jsonl")
+    sources = resolve_inputs([str(tmp_path / "a.jsonl"), "-", str(tmp_path / "b.jsonl")], stdin=io.BytesIO(LINE))
+    assert names(sources) == [str(tmp_path / "a.jsonl"), STDIN_NAME, str(tmp_path / "b.jsonl")]
+    assert [r.file for r in read_events(sources)] == names(sources)
+
+
+def test_empty_file_is_a_source_not_a_problem(tmp_path):
+    make(tmp_path, "empty.jsonl", data=b"")
+    result = resolve([str(tmp_path / "empty.jsonl")])
+    assert names(result.sources) == [str(tmp_path / "empty.jsonl")] and result.problems == []
+    assert list(read_events(result.sources)) == []
+
+
+def test_a_file_gone_before_reading_is_a_file_problem_not_a_crash(tmp_path):
+    make(tmp_path, "a.jsonl")
+    (source,) = resolve_inputs([str(tmp_path / "a.jsonl")])
+    (tmp_path / "a.jsonl").unlink()
+    assert list(read_events([source])) == []
+    assert source.problem.line is None and "cannot read" in source.problem.reason
