@@ -1,0 +1,67 @@
+"""One line of bytes → Event, BadLine or nothing (a blank line).
+
+Strict JSON: msgspec rejects NaN, Infinity, trailing garbage and invalid UTF-8 itself, so
+the only work here is choosing the path (fast.py first, validate.py when it gives up) and
+turning a decoder error into a sentence a person can act on.
+"""
+from __future__ import annotations
+
+import msgspec
+
+from pipeline.model import BadLine, Event
+from pipeline.reader.fast import decode_event
+from pipeline.reader.validate import check_object
+
+_decode_any = msgspec.json.Decoder().decode
+_ValidationError = msgspec.ValidationError
+_MsgspecError = msgspec.MsgspecError
+
+
+def parse_line(raw: bytes, file: str, line: int) -> Event | BadLine | None:
+    """Never raises: a line that is not a valid event comes back as a BadLine."""
+    try:
+        event = decode_event(raw).event(file, line)
+        if event is not None:
+            return event
+    except _ValidationError:
+        pass  # well-formed JSON the fast path does not take: the reference check decides
+    except _MsgspecError as exc:
+        return _bad_json(raw, file, line, exc)
+    try:
+        obj = _decode_any(raw)
+    except _MsgspecError as exc:
+        return _bad_json(raw, file, line, exc)
+    return check_object(obj, raw, file, line)
+
+
+def is_blank(raw: bytes) -> bool:
+    """Empty or only whitespace: skipped, but still counted in line numbers."""
+    return not raw or raw.isspace()
+
+
+def _bad_json(raw: bytes, file: str, line: int, exc: Exception) -> BadLine | None:
+    if is_blank(raw):
+        return None
+    return BadLine(file, line, "bad_json", "not valid JSON: " + json_error(raw, exc),
+                   raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+
+
+def json_error(raw: bytes, exc: Exception) -> str:
+    """msgspec's message, reworded where it would puzzle a reader of the log."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"invalid UTF-8 (byte 0x{raw[bad.start]:02x} at offset {bad.start})"
+    message = str(exc)
+    if message.startswith("JSON is malformed: "):
+        message = message[len("JSON is malformed: "):]
+    if message.startswith("invalid character (byte "):
+        at = int(message[len("invalid character (byte "):-1])
+        for word, start in ((b"-Infinity", at - 1), (b"Infinity", at), (b"NaN", at)):
+            if start >= 0 and raw.startswith(word, start):
+                return f"{word.decode()} is not a JSON number (byte {start})"
+    if message == "Input data was truncated":
+        return "the line ends in the middle of a value (cut off, or a bad escape)"
+    if message.startswith("Number out of range"):
+        return "a number is too large to represent"
+    return message
