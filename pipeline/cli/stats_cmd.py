@@ -1,0 +1,186 @@
+"""`farkle-logs stats`: player statistics over a dataset, computed by the SQL in `sql/`."""
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import json
+import sys
+from typing import List, Optional
+
+import pyarrow as pa
+import typer
+from rich.table import Table
+
+from pipeline.cli.common import EXIT_DATA, RULES_HELP, rules_or_exit, stderr, stdout, usage_error
+from pipeline.cli.main import app
+from pipeline.dataset_check import DatasetError, open_dataset
+
+
+class StatsFormat(str, enum.Enum):
+    text = "text"
+    json = "json"
+    csv = "csv"
+
+
+TITLES = {
+    "bust_rate_by_dice_left": "Bust rate by dice left (exact = rules engine odds; OFF = exact outside the 95 % Wilson interval)",
+    "turn_value": "Points per turn (farkled turns count as 0; corrected points)",
+    "turn_value_buckets": "Points per turn, distribution",
+    "bank_vs_roll_by_dice_left": "Bank vs roll after a keep, by dice left",
+    "bank_vs_roll_by_points": "Bank vs roll after a keep, by turn points so far",
+    "player_summary": "Players",
+    "player_findings": "Audit findings against players",
+    "dice_fairness": "Dice faces (chi-square against fair dice, 5 df)",
+}
+
+# Columns shown on a terminal (json and csv carry every column), with their headers.
+TEXT_COLUMNS: dict[str, list[tuple[str, str]]] = {
+    "bust_rate_by_dice_left": [
+        ("dice", "dice"), ("rolls", "rolls"), ("farkles", "farkles"), ("bust_rate", "observed"),
+        ("wilson_lo", "95% lo"), ("wilson_hi", "95% hi"), ("exact_rate", "exact"), ("p_value", "p"), ("off", "off"),
+    ],
+    "turn_value": [
+        ("turns", "turns"), ("farkled_turns", "farkled"), ("mean_points", "mean"), ("median_points", "median"),
+        ("banked_turns", "banked"), ("mean_banked_only", "mean (banked turns only)"),
+    ],
+    "turn_value_buckets": [("bucket", "points"), ("turns", "turns"), ("share", "share")],
+    "bank_vs_roll_by_dice_left": [
+        ("dice_left", "dice left"), ("decisions", "decisions"), ("banks", "banked"), ("rolls", "rolled"),
+        ("bank_rate", "bank rate"), ("farkle_rate_after_roll", "farkled after rolling"),
+    ],
+    "bank_vs_roll_by_points": [
+        ("bucket", "turn points"), ("decisions", "decisions"), ("banks", "banked"), ("rolls", "rolled"),
+        ("bank_rate", "bank rate"), ("farkle_rate_after_roll", "farkled after rolling"),
+    ],
+    "player_summary": [
+        ("games", "games"), ("wins", "wins"), ("win_rate", "win rate"), ("turns", "turns"),
+        ("mean_turn_value", "mean turn"), ("bust_rate", "bust rate"), ("hot_dice_per_100_turns", "hot dice/100 turns"),
+        ("banks_below_300", "banks <300"), ("findings", "findings"), ("claimed_points", "claimed pts"),
+        ("corrected_points", "corrected pts"),
+    ],
+    "player_findings": [("code", "code"), ("findings", "findings")],
+    "dice_fairness": [
+        ("face_1", "1s"), ("face_2", "2s"), ("face_3", "3s"), ("face_4", "4s"), ("face_5", "5s"), ("face_6", "6s"),
+        ("dice", "dice"), ("chi2", "chi2"), ("p_value", "p"),
+    ],
+}
+PERCENT_COLUMNS = {"bust_rate", "wilson_lo", "wilson_hi", "exact_rate", "share", "bank_rate",
+                   "farkle_rate_after_roll", "win_rate"}
+
+
+@app.command()
+def stats(
+    dataset: str = typer.Argument(..., help="A dataset directory written by `farkle-logs ingest`."),
+    player: Optional[str] = typer.Option(None, "--player", "-p", help="Only this player's rows, in games they sat in."),
+    rules: Optional[str] = typer.Option(None, "--rules", "-r", help="Only games played under this ruleset. " + RULES_HELP),
+    since: Optional[dt.datetime] = typer.Option(None, "--since", formats=["%Y-%m-%d"], help="Games started on or after this UTC date (YYYY-MM-DD)."),
+    until: Optional[dt.datetime] = typer.Option(None, "--until", formats=["%Y-%m-%d"], help="Games started on or before this UTC date (YYYY-MM-DD)."),
+    game: Optional[str] = typer.Option(None, "--game", "-g", help="Only this game_id."),
+    format: StatsFormat = typer.Option(StatsFormat.text, "--format", "-f", help="text (tables), json or csv (one table)."),
+    section: Optional[List[str]] = typer.Option(
+        None, "--section", "-s",
+        help="bust, turns, decisions, players, dice, or a table name (repeatable; default: all).",
+    ),
+) -> None:
+    """Bust rates against the exact odds, turn value, bank-or-roll choices, player summaries
+    and dice fairness. Exit 1 when DATASET is missing or not a farkle-logs dataset."""
+    from pipeline.stats import SECTIONS, TABLE_NAMES, Filters, compute
+
+    wanted_sections, wanted_tables = _selection(section or [], SECTIONS, TABLE_NAMES)
+    if format is StatsFormat.csv and len(wanted_tables) != 1:
+        usage_error(
+            "csv holds one table: choose it with --section, one of " + ", ".join(TABLE_NAMES)
+        )
+    since_day = since.date() if since else None
+    until_day = until.date() if until else None
+    if since_day and until_day and since_day > until_day:
+        usage_error(f"--since {since_day} is after --until {until_day}")
+    filters = Filters(
+        player=player,
+        game=game,
+        rules=rules_or_exit(rules) if rules is not None else None,
+        since=since_day,
+        until=until_day,
+    )
+    try:
+        ds = open_dataset(dataset)
+    except DatasetError as exc:
+        stderr.print(f"error: {exc}", markup=False)
+        raise typer.Exit(EXIT_DATA)
+    try:
+        tables = compute(ds, filters, wanted_sections)
+    except Exception as exc:  # a damaged Parquet file, a column missing from the contract
+        stderr.print(f"error: cannot compute stats over {dataset}: {exc}", markup=False)
+        raise typer.Exit(EXIT_DATA)
+    tables = {name: tables[name] for name in wanted_tables}
+    if all(t.num_rows == 0 for t in tables.values()):
+        stderr.print("note: no rows match these filters", markup=False)
+    if format is StatsFormat.json:
+        payload = {
+            "dataset": str(dataset),
+            "filters": filters.describe(),
+            "tables": {name: table.to_pylist() for name, table in tables.items()},
+        }
+        sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")
+    elif format is StatsFormat.csv:
+        _write_csv(next(iter(tables.values())))
+    else:
+        for name, table in tables.items():
+            stdout.print(_rich_table(name, table))
+
+
+def _selection(chosen: list[str], sections: dict[str, tuple[str, ...]], names: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(sections to compute, tables to show) from --section values: sections or table names."""
+    if not chosen:
+        return list(sections), list(names)
+    wanted_sections: list[str] = []
+    wanted_tables: list[str] = []
+    for item in chosen:
+        if item in sections:
+            owners, tables = [item], list(sections[item])
+        else:
+            owners = [s for s, ts in sections.items() if item in ts]
+            if not owners:
+                usage_error(
+                    f"unknown section {item!r}: sections are {', '.join(sections)}; tables are {', '.join(names)}"
+                )
+            tables = [item]
+        wanted_sections += [s for s in owners if s not in wanted_sections]
+        wanted_tables += [t for t in tables if t not in wanted_tables]
+    return wanted_sections, wanted_tables
+
+
+def _write_csv(table: pa.Table) -> None:
+    import pyarrow.csv as pacsv
+
+    sys.stdout.flush()
+    pacsv.write_csv(table, sys.stdout.buffer)
+    sys.stdout.buffer.flush()
+
+
+def _cell(column: str, value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "OFF" if value else ""
+    if isinstance(value, float):
+        if column in PERCENT_COLUMNS:
+            return f"{100 * value:.2f}%"
+        if column == "p_value":
+            return f"{value:.2g}"
+        return f"{value:,.1f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _rich_table(name: str, table: pa.Table) -> Table:
+    columns = TEXT_COLUMNS[name]
+    out = Table(title=TITLES[name], title_justify="left")
+    out.add_column("player")
+    for _, header in columns:
+        out.add_column(header, justify="right")
+    for row in table.to_pylist():
+        who = row["player"] if row["scope"] == "player" else "all"
+        out.add_row(who, *(_cell(col, row[col]) for col, _ in columns))
+    return out

@@ -1,0 +1,125 @@
+"""Player statistics: the SQL models of `sql/`, run by DuckDB over a farkle-logs dataset.
+
+    from pipeline.stats import Filters, compute
+    tables = compute("dataset/", Filters(player="ana"), ["bust", "players"])
+    tables["bust_rate_by_dice_left"]   # a pyarrow.Table
+
+The statistics are computed in SQL only; Python opens the dataset, resolves `--rules` to the
+stored ruleset texts, builds the exact-odds table with the rules engine and binds the filters.
+The report command draws the same tables through `compute` (or `session` + `run` for a model
+of its own).
+"""
+from __future__ import annotations
+
+import datetime as dt
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.dataset_check import Dataset, DatasetError, open_dataset
+from pipeline.rules import Ruleset
+from pipeline.stats.odds import exact_odds_table, matching_rulesets
+from pipeline.stats.runner import connect, run, set_variables
+
+# Section -> the reports (sql/rpt_<table>.sql) it shows, in display order.
+SECTIONS: dict[str, tuple[str, ...]] = {
+    "bust": ("bust_rate_by_dice_left",),
+    "turns": ("turn_value", "turn_value_buckets"),
+    "decisions": ("bank_vs_roll_by_dice_left", "bank_vs_roll_by_points"),
+    "players": ("player_summary", "player_findings"),
+    "dice": ("dice_fairness",),
+}
+TABLE_NAMES: tuple[str, ...] = tuple(t for tables in SECTIONS.values() for t in tables)
+
+__all__ = [
+    "SECTIONS",
+    "TABLE_NAMES",
+    "Dataset",
+    "DatasetError",
+    "Filters",
+    "compute",
+    "open_dataset",
+    "run",
+    "session",
+]
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which rows the statistics cover; None = no filter.
+
+    player: rows of that player in games they sat in; game: one game_id; rules: games whose
+    ruleset equals this one knob for knob; since/until: games whose first event falls on
+    those UTC dates (both inclusive; games without timestamps are then left out).
+    """
+
+    player: str | None = None
+    game: str | None = None
+    rules: Ruleset | None = None
+    since: dt.date | None = None
+    until: dt.date | None = None
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "player": self.player,
+            "game": self.game,
+            "rules": self.rules.to_dict() if self.rules is not None else None,
+            "since": self.since.isoformat() if self.since else None,
+            "until": self.until.isoformat() if self.until else None,
+        }
+
+
+def _midnight_utc(day: dt.date) -> dt.datetime:
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
+
+
+@contextmanager
+def session(
+    dataset: str | Path | Dataset, filters: Filters = Filters(), with_odds: bool = True
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB connection ready to run any model of `sql/` (see `run`) under `filters`.
+
+    with_odds=False skips the exact-odds table (models reading `exact_odds` then fail):
+    building it costs the rules engine's enumeration for each ruleset in the dataset.
+    """
+    ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
+    if filters.since and filters.until and filters.since > filters.until:
+        raise ValueError(f"since {filters.since} is after until {filters.until}")
+    con = connect(ds)
+    try:
+        texts = [row[0] for row in con.execute("select distinct ruleset::varchar from src_games").fetchall()]
+        set_variables(
+            con,
+            {
+                "f_player": filters.player,
+                "f_game": filters.game,
+                "f_rulesets": matching_rulesets(texts, filters.rules) if filters.rules is not None else None,
+                "f_since": _midnight_utc(filters.since) if filters.since else None,
+                "f_until": _midnight_utc(filters.until + dt.timedelta(days=1)) if filters.until else None,
+            },
+        )
+        if with_odds:
+            con.register("exact_odds", exact_odds_table(texts))
+        yield con
+    finally:
+        con.close()
+
+
+def compute(
+    dataset: str | Path | Dataset,
+    filters: Filters = Filters(),
+    sections: list[str] | tuple[str, ...] | None = None,
+) -> dict[str, pa.Table]:
+    """The report tables of `sections` (all by default), keyed by table name (SECTIONS)."""
+    chosen = list(SECTIONS) if sections is None else list(sections)
+    unknown = [s for s in chosen if s not in SECTIONS]
+    if unknown:
+        raise ValueError(f"unknown section {unknown[0]!r}: sections are {', '.join(SECTIONS)}")
+    tables = [t for s in chosen for t in SECTIONS[s]]
+    with_odds = any(s in ("bust", "players") for s in chosen)  # the sections reading exact_odds
+    with session(dataset, filters, with_odds=with_odds) as con:
+        return {t: run(con, f"rpt_{t}") for t in tables}

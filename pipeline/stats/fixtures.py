@@ -1,0 +1,46 @@
+"""Write small datasets straight from rows, for tests (here and in the report's tests).
+
+Rows are dicts keyed by the column names of pipeline.tables; missing columns are null.
+This is not ingest: nothing is checked or derived, so a test controls every figure.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.dataset_check import FORMAT, MANIFEST
+from pipeline.tables import DATASET_VERSION, TABLES
+
+
+def write_manifest(root: Path, **extra: Any) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = {"format": FORMAT, "dataset_version": DATASET_VERSION, **extra}
+    (root / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+
+def write_table(root: Path, table: str, rows: Iterable[Mapping[str, Any]], part: str = "part-0.parquet") -> Path:
+    schema = TABLES[table]
+    rows = list(rows)
+    unknown = {k for row in rows for k in row} - set(schema.names)
+    if unknown:
+        raise KeyError(f"{table} has no column(s) {', '.join(sorted(unknown))}")
+    columns = {name: [row.get(name) for row in rows] for name in schema.names}
+    directory = root / table
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / part
+    pq.write_table(pa.table(columns, schema=schema), path)
+    return path
+
+
+def write_dataset(root: str | Path, tables: Mapping[str, Iterable[Mapping[str, Any]]], manifest: bool = True) -> Path:
+    """A dataset at `root` with the given rows; every other table is written empty."""
+    root = Path(root)
+    if manifest:
+        write_manifest(root)
+    for table in TABLES:
+        write_table(root, table, tables.get(table, ()))
+    return root

@@ -1,0 +1,138 @@
+"""Run the named SQL models of `sql/` in DuckDB.
+
+Every file `sql/<name>.sql` is one model: a chain of named CTEs ending in `select * from
+final`. Models refer to each other, to the dataset's tables (`src_<table>`, defined here from
+the dataset path) and to `exact_odds` by name. Layers, by file-name prefix:
+
+- `stg_`  rename and cast one source table;
+- `int_`  apply the filters, join what belongs together;
+- `fct_`  additive facts (counts, sums) that reports re-aggregate;
+- `rpt_`  the reports `stats` prints, each one table.
+
+stg/int/fct models become temporary views, or temporary tables when their first line is
+`-- materialized: table` (models several reports read). Only the models a requested report
+depends on are built. `sql/macros.sql` (shared macros) runs first.
+
+Filters are DuckDB variables (`getvariable('f_player')` etc.), set before any model is built.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.dataset_check import Dataset
+from pipeline.tables import TABLES
+
+SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
+MACROS = "macros"
+MATERIALIZED_TABLE = "-- materialized: table"
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    sql: str
+    materialized: str  # "view" | "table" | "query" (reports: run, not stored)
+    depends_on: tuple[str, ...]
+
+
+@cache
+def load_models(sql_dir: Path = SQL_DIR) -> dict[str, Model]:
+    """Every model of `sql_dir`, with the other models each one names."""
+    texts = {
+        p.stem: p.read_text(encoding="utf-8")
+        for p in sorted(sql_dir.glob("*.sql"))
+        if p.stem != MACROS
+    }
+    models = {}
+    for name, text in texts.items():
+        code = _strip_comments(text)
+        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
+        deps = tuple(sorted(other for other in texts if other != name and other in words))
+        if name.startswith("rpt_"):
+            kind = "query"
+        elif text.lstrip().startswith(MATERIALIZED_TABLE):
+            kind = "table"
+        else:
+            kind = "view"
+        models[name] = Model(name, text, kind, deps)
+    return models
+
+
+def _strip_comments(sql: str) -> str:
+    return re.sub(r"--[^\n]*", "", sql)
+
+
+def build_order(targets: list[str], models: dict[str, Model]) -> list[str]:
+    """The targets' dependencies (and the targets) so that each comes after what it names."""
+    order: list[str] = []
+    state: dict[str, str] = {}
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        if name not in models:
+            raise KeyError(f"unknown SQL model {name!r} (no sql/{name}.sql)")
+        if state.get(name) == "done":
+            return
+        if state.get(name) == "visiting":
+            raise ValueError(f"SQL models depend on each other in a cycle: {' -> '.join(path + (name,))}")
+        state[name] = "visiting"
+        for dep in models[name].depends_on:
+            visit(dep, path + (name,))
+        state[name] = "done"
+        order.append(name)
+
+    for target in targets:
+        visit(target, ())
+    return order
+
+
+def connect(dataset: Dataset) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with the dataset's tables as `src_<table>` and the macros of
+    sql/macros.sql; the filters are still unset (see `set_variables`)."""
+    con = duckdb.connect()
+    for table, schema in TABLES.items():
+        if dataset.has_files(table):
+            glob = dataset.table_glob(table).replace("'", "''")
+            con.execute(
+                f"create temp view src_{table} as select * from "
+                f"read_parquet('{glob}', hive_partitioning = true, union_by_name = true)"
+            )
+        else:  # a table with no files: empty, with the contract's columns
+            con.register(f"src_{table}_empty", schema.empty_table())
+            con.execute(f"create temp view src_{table} as select * from src_{table}_empty")
+    con.execute((SQL_DIR / f"{MACROS}.sql").read_text(encoding="utf-8"))
+    return con
+
+
+def set_variables(con: duckdb.DuckDBPyConnection, variables: dict[str, object]) -> None:
+    for name, value in variables.items():
+        if value is None:
+            con.execute(f"set variable {name} = null")
+        else:
+            con.execute(f"set variable {name} = ?", [value])
+
+
+def build(con: duckdb.DuckDBPyConnection, names: list[str], models: dict[str, Model] | None = None) -> None:
+    """Create the views and tables the named models need, in dependency order."""
+    models = models or load_models()
+    existing = {row[0] for row in con.execute("select view_name from duckdb_views() where temporary").fetchall()}
+    existing |= {row[0] for row in con.execute("select table_name from duckdb_tables() where temporary").fetchall()}
+    for name in build_order(names, models):
+        model = models[name]
+        if name in existing or (model.materialized == "query" and name in names):
+            continue  # a report asked for is run, not stored
+        kind = "table" if model.materialized == "table" else "view"
+        con.execute(f"create temp {kind} {name} as\n{model.sql}")
+        existing.add(name)
+
+
+def run(con: duckdb.DuckDBPyConnection, name: str, models: dict[str, Model] | None = None) -> pa.Table:
+    """Run one model (usually a report) and return its rows as an Arrow table."""
+    models = models or load_models()
+    build(con, [name], models)
+    return con.sql(models[name].sql).to_arrow_table()

@@ -1,0 +1,22 @@
+-- Fact: how often each face (1-6) came up in the rolls in scope, per player. Additive.
+with rolls as (
+    select * from int_rolls_in_scope
+),
+
+faces as (
+    select
+        player,
+        unnest(dice)::integer as face
+    from rolls
+),
+
+final as (
+    select
+        player,
+        face,
+        count(*) as n
+    from faces
+    group by all
+)
+
+select * from final

@@ -1,0 +1,24 @@
+-- Intermediate: (game, player) seats of games in scope, with the game's completeness.
+with game_players as (
+    select * from stg_game_players
+),
+
+games as (
+    select game_id, complete from int_games_in_scope
+),
+
+final as (
+    select
+        game_players.game_id,
+        game_players.player,
+        games.complete,
+        game_players.claimed_total,
+        game_players.corrected_total,
+        game_players.won_claimed,
+        game_players.won_corrected
+    from game_players
+    inner join games on game_players.game_id = games.game_id
+    where getvariable('f_player') is null or game_players.player = getvariable('f_player')
+)
+
+select * from final

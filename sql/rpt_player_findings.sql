@@ -1,0 +1,17 @@
+-- Report: audit findings against players, by code, overall and per player.
+with findings as (
+    select * from int_findings_in_scope
+),
+
+final as (
+    select
+        case when grouping(player) = 1 then 'overall' else 'player' end as scope,
+        player,
+        code,
+        count(*) as findings
+    from findings
+    group by grouping sets ((code), (player, code))
+)
+
+select * from final
+order by scope = 'player', player, findings desc, code

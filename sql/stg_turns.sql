@@ -1,0 +1,19 @@
+-- Staging: one row per turn (bank, farkle, or open = cut off).
+with source as (
+    select * from src_turns
+),
+
+final as (
+    select
+        game_id::varchar as game_id,
+        player::varchar as player,
+        turn::integer as turn,
+        outcome::varchar as outcome,
+        rolls::integer as rolls,
+        hot_dice::integer as hot_dice,
+        claimed_points::bigint as claimed_points,
+        corrected_points::bigint as corrected_points
+    from source
+)
+
+select * from final
