@@ -185,8 +185,6 @@ def _add_file(name: str, seen: dict[tuple[int, int], str], result: Resolution) -
     except OSError as exc:
         result.problems.append(InputError(name, f"cannot be read: {exc.strerror or exc}"))
         return
-    if stat.S_ISDIR(info.st_mode):  # pragma: no cover - _expand hands out files only
-        return
     if not os.access(name, os.R_OK):
         result.problems.append(InputError(name, "permission denied"))
         return

@@ -38,9 +38,5 @@ def read_events(
     sources: Iterable[InputSource], on_problem: Callable[[FileProblem], None] | None = None
 ) -> Iterator[Event | BadLine]:
     """Every line of every source as an Event or a BadLine; blank lines are skipped."""
-    for source in sources:
-        name = source.name
-        for line, raw in iter_lines(source):
-            yield parse_line(raw, name, line)  # type: ignore[misc]  # never None: no blanks
-        if source.problem is not None and on_problem is not None:
-            on_problem(source.problem)
+    for name, line, raw in read_lines(sources, on_problem):
+        yield parse_line(raw, name, line)  # type: ignore[misc]  # never None: no blanks

@@ -10,7 +10,8 @@ import msgspec
 
 from pipeline.model import BadLine, Event
 from pipeline.reader.fast import decode_event
-from pipeline.reader.validate import check_object
+from pipeline.reader.timestamps import match_ts
+from pipeline.reader.validate import check_object, line_text
 
 _decode_any = msgspec.json.Decoder().decode
 _ValidationError = msgspec.ValidationError
@@ -20,9 +21,12 @@ _MsgspecError = msgspec.MsgspecError
 def parse_line(raw: bytes, file: str, line: int) -> Event | BadLine | None:
     """Never raises: a line that is not a valid event comes back as a BadLine."""
     try:
-        event = decode_event(raw).event(file, line)
-        if event is not None:
-            return event
+        fast = decode_event(raw)
+        ts = fast.ts
+        if ts is None or match_ts(ts) is not None:
+            event = fast.event(file, line)
+            if event is not None:
+                return event
     except _ValidationError:
         pass  # well-formed JSON the fast path does not take: the reference check decides
     except _MsgspecError as exc:
@@ -42,8 +46,7 @@ def is_blank(raw: bytes) -> bool:
 def _bad_json(raw: bytes, file: str, line: int, exc: Exception) -> BadLine | None:
     if is_blank(raw):
         return None
-    return BadLine(file, line, "bad_json", "not valid JSON: " + json_error(raw, exc),
-                   raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+    return BadLine(file, line, "bad_json", "not valid JSON: " + json_error(raw, exc), line_text(raw))
 
 
 def json_error(raw: bytes, exc: Exception) -> str:

@@ -51,7 +51,7 @@ def check_object(obj: Any, raw: bytes, file: str, line: int) -> Event | BadLine:
         return _event(obj, file, line)
     except Invalid as exc:
         game_id, seq, player = _identity(obj)
-        return BadLine(file, line, "bad_event", str(exc), _text(raw), game_id, seq, player)
+        return BadLine(file, line, "bad_event", str(exc), line_text(raw), game_id, seq, player)
 
 
 def _event(obj: dict[str, Any], file: str, line: int) -> Event:
@@ -239,9 +239,10 @@ def show(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _text(raw: bytes) -> str:
+def line_text(raw: bytes) -> str:
+    """BadLine.raw: the line as text, undecodable bytes shown as U+FFFD."""
     return raw.decode("utf-8", errors="replace").rstrip("\r\n")
 
 
 def _bad(raw: bytes, file: str, line: int, reason: str) -> BadLine:
-    return BadLine(file, line, "bad_event", reason, _text(raw))
+    return BadLine(file, line, "bad_event", reason, line_text(raw))
