@@ -244,6 +244,14 @@ def test_invalid_utf8_is_bad_json_that_says_so_and_keeps_the_text():
     assert "invalid UTF-8" in parse(b'{"a":"\xed\xa0\x80"}').reason
 
 
+def test_text_lines_are_accepted_too():
+    assert parse_line(enc(VALID["roll"]).decode(), "f", 1) == parse(VALID["roll"], "f", 1)
+    assert parse_line('{"seq": NaN}', "f", 1).reason == "not valid JSON: NaN is not a JSON number (byte 8)"
+    bad = parse_line('{"game_id":"g1","seq":1,"type":"rol"}\r\n', "f", 1)
+    assert bad.code == "bad_event" and bad.raw == '{"game_id":"g1","seq":1,"type":"rol"}'
+    assert parse_line("  ", "f", 1) is None
+
+
 @pytest.mark.parametrize("raw", [b"", b" ", b"\t  ", b"\r", b"  \r\n"])
 def test_blank_line_is_nothing(raw):
     assert parse_line(raw, "f", 1) is None

@@ -19,7 +19,10 @@ _MsgspecError = msgspec.MsgspecError
 
 
 def parse_line(raw: bytes, file: str, line: int) -> Event | BadLine | None:
-    """Never raises: a line that is not a valid event comes back as a BadLine."""
+    """Never raises: a line that is not a valid event comes back as a BadLine.
+
+    `raw` is the line's bytes as read (a str is accepted too, for callers holding text).
+    """
     try:
         fast = decode_event(raw)
         ts = fast.ts
@@ -52,7 +55,8 @@ def _bad_json(raw: bytes, file: str, line: int, exc: Exception) -> BadLine | Non
 def json_error(raw: bytes, exc: Exception) -> str:
     """msgspec's message, reworded where it would puzzle a reader of the log."""
     try:
-        raw.decode("utf-8")
+        if not isinstance(raw, str):
+            raw.decode("utf-8")
     except UnicodeDecodeError as bad:
         return f"invalid UTF-8 (byte 0x{raw[bad.start]:02x} at offset {bad.start})"
     message = str(exc)
@@ -60,8 +64,9 @@ def json_error(raw: bytes, exc: Exception) -> str:
         message = message[len("JSON is malformed: "):]
     if message.startswith("invalid character (byte "):
         at = int(message[len("invalid character (byte "):-1])
+        data = raw.encode() if isinstance(raw, str) else raw
         for word, start in ((b"-Infinity", at - 1), (b"Infinity", at), (b"NaN", at)):
-            if start >= 0 and raw.startswith(word, start):
+            if start >= 0 and data.startswith(word, start):
                 return f"{word.decode()} is not a JSON number (byte {start})"
     if message == "Input data was truncated":
         return "the line ends in the middle of a value (cut off, or a bad escape)"

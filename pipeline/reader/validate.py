@@ -239,8 +239,10 @@ def show(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def line_text(raw: bytes) -> str:
+def line_text(raw: bytes | str) -> str:
     """BadLine.raw: the line as text, undecodable bytes shown as U+FFFD."""
+    if isinstance(raw, str):  # callers holding text (tests, converters) may pass it as is
+        return raw.rstrip("\r\n")
     return raw.decode("utf-8", errors="replace").rstrip("\r\n")
 
 
