@@ -29,7 +29,7 @@ create or replace temp macro erfc(x) as
     case when x >= 0 then erfc_nonneg(1 / (1 + 0.5 * x), x)
          else 2 - erfc_nonneg(1 / (1 - 0.5 * x), -x) end;
 -- Two-sided p-value of a standard normal score z: P(|Z| >= |z|).
-create or replace temp macro normal_two_sided_p(z) as erfc(abs(z) / sqrt(2));
+create or replace temp macro normal_two_sided_p(z) as least(1.0, erfc(abs(z) / sqrt(2)));  -- the fit is 1 + 3e-8 at 0
 -- P(X >= x) for X chi-square with 5 degrees of freedom, closed form for odd degrees:
 -- erfc(sqrt(x/2)) + sqrt(2/pi) * exp(-x/2) * (sqrt(x) + x^(3/2)/3); 1 for x <= 0.
 create or replace temp macro chi2_sf_5df(x) as
