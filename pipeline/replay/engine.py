@@ -27,9 +27,9 @@ from pipeline.model import (
 )
 from pipeline.replay.melds import KeptDice, bank_meld, keep_meld
 from pipeline.replay.state import KEPT, NO_ROLL, ROLLED, GameState, TraceStep, TurnState
-from pipeline.rules import Ruleset, corrected_keep_value
+from pipeline.rules import Ruleset
 from pipeline.rules.scoring import _best_split, counts_to_dice
-from pipeline.rules.table import counts_key, score_table
+from pipeline.rules.table import SUB_KEYS, score_table
 
 
 def _show(dice: Iterable[int] | None) -> str:
@@ -40,11 +40,31 @@ def _plain(dice: Iterable[int]) -> str:
     return ",".join(map(str, dice))
 
 
-def _counts(dice: Iterable[int]) -> tuple[int, int, int, int, int, int]:
-    counts = [0, 0, 0, 0, 0, 0]
-    for die in dice:
-        counts[die - 1] += 1
-    return tuple(counts)  # type: ignore[return-value]
+_FACES = (1, 2, 3, 4, 5, 6)
+
+
+def _counts(dice) -> tuple[int, int, int, int, int, int]:
+    return tuple(map(dice.count, _FACES))  # type: ignore[return-value]
+
+
+_WEIGHT = (0, 100000, 10000, 1000, 100, 10, 1)
+_weight = _WEIGHT.__getitem__
+
+
+def _dice_key(dice) -> int:
+    """counts_key of a dice tuple without building the counts."""
+    return sum(map(_weight, dice))
+
+
+def _key(c) -> int:
+    """counts_key inlined: the hot path of replay."""
+    return c[0] * 100000 + c[1] * 10000 + c[2] * 1000 + c[3] * 100 + c[4] * 10 + c[5]
+
+
+def _corrected(table, key: int) -> int:
+    """corrected_keep_value of up to six dice, by table lookup."""
+    value = table.value[key]
+    return table.best[key] if value is None else value
 
 
 def winner_value(names: list[str]) -> str | list[str] | None:
@@ -106,6 +126,7 @@ class Replayer:
         self.games: dict[str, GameState] = {}
         self.out = ReplayOutput()
         self._finished = False
+        self._handlers = {"roll": self._roll, "keep": self._keep, "bank": self._bank, "farkle": self._farkle}
 
     # ------------------------------------------------------------------ public API
     def feed(self, item: Event | BadLine) -> None:
@@ -129,7 +150,8 @@ class Replayer:
             return
         self._finished = True
         for g in sorted(self.games.values(), key=lambda g: g.order):
-            seq, file, line = g.last_event
+            last = g.last_event
+            seq, file, line = last.seq, last.file, last.line
             t = g.turn
             if t is not None:
                 self._finding(g, seq, file, line, t.player, "missing_turn_end",
@@ -192,7 +214,7 @@ class Replayer:
                             f"seq {ev.seq}: game {ev.game_id} has no game_start before this {ev.type}")
                 )
             return
-        g.last_event = (ev.seq, ev.file, ev.line)
+        g.last_event = ev
         g.events += 1
         if ev.ts is not None:
             g.first_ts = g.first_ts or ev.ts
@@ -244,7 +266,7 @@ class Replayer:
             table=score_table(rules),
             order=len(self.games),
             last_seq=ev.seq,
-            last_event=(ev.seq, ev.file, ev.line),
+            last_event=ev,
             first_ts=ev.ts,
             last_ts=ev.ts,
             events=1,
@@ -294,8 +316,7 @@ class Replayer:
             why = "is not a player of this game" if named not in g.claimed_total else "is not the player"
             v.flag("wrong_player", f"seq {ev.seq}: {named!r} {why} of the open turn ({t.player}'s); "
                    f"applied to {t.player}'s turn")
-        handler = {"roll": self._roll, "keep": self._keep, "bank": self._bank, "farkle": self._farkle}[ev.type]
-        handler(g, t, ev, v)
+        self._handlers[ev.type](g, t, ev, v)
 
     def _missed_farkle(self, t: TurnState, ev: Event, v: _Verdict) -> None:
         """Only the first event after a roll that scored nothing gets missed_farkle."""
@@ -306,71 +327,78 @@ class Replayer:
                    f"nothing, so the turn was a farkle, but it went on with a {ev.type}")
 
     def _trace(self, t: TurnState, ev: Event, claimed=None, worth=None, total=None) -> None:
-        if self.trace:
-            t.trace.append(TraceStep(ev.seq, t.player, ev.type, ev.dice, claimed, worth, total))
+        t.trace.append(TraceStep(ev.seq, t.player, ev.type, ev.dice, claimed, worth, total))
 
     def _roll(self, g: GameState, t: TurnState, ev: Event, v: _Verdict) -> None:
         dice = ev.dice or ()
-        self._missed_farkle(t, ev, v)
-        if t.phase == ROLLED:
+        if t.awaiting_after_bust:
+            self._missed_farkle(t, ev, v)
+        phase = t.phase
+        if phase == ROLLED:
             v.flag("missing_keep", f"seq {ev.seq}: rolled again without keeping any dice from the roll "
                    f"{_show(t.last_roll)} at seq {t.last_roll_seq}")
-        if t.phase == NO_ROLL:
-            expected = 6
-        elif t.phase == KEPT:
-            left = (len(t.last_roll or ()) - t.kept_from_roll)
+            expected = len(t.last_roll or ())
+        elif phase == KEPT:
+            left = len(t.last_roll or ()) - t.kept_from_roll
             expected = 6 if left <= 0 else left
         else:
-            expected = len(t.last_roll or ())
+            expected = 6
         if len(dice) != expected:
             v.flag("wrong_dice_count", f"seq {ev.seq}: rolled {len(dice)} dice {_show(dice)}, "
                    f"but {expected} were left to roll", len(dice), expected)
         # apply
-        counts = _counts(dice)
-        key = counts_key(counts)
-        scored = not g.table.farkle[key]
+        key = _dice_key(dice)
+        table = g.table
+        scored = not table.farkle[key]
         if t.decision_pending is not None:
             d = t.decision_pending
             d.choice, d.farkled = "roll", not scored
-            self._emit_decision(d)
+            self.out.decisions.append(d)
             t.decision_pending = None
-        self._flush_roll(t)
+        if t.roll_pending is not None:
+            self.out.rolls.append(t.roll_pending)
+            t.roll_pending = None
         t.rolls += 1
         t.phase = ROLLED
-        t.last_roll, t.last_roll_counts, t.last_roll_seq = tuple(dice), counts, ev.seq
+        t.last_roll, t.last_roll_key, t.last_roll_seq = dice, key, ev.seq
         t.last_roll_scored = scored
         t.kept_from_roll = 0
-        t.kept_counts_from_roll = [0] * 6
+        t.really_kept = ()
         t.awaiting_after_bust = not scored
         if self.records:
             t.roll_pending = RollRecord(
-                game_id=g.game_id, seq=ev.seq, player=t.player, turn=t.turn, roll_in_turn=t.rolls,
-                dice=tuple(dice), dice_count=len(dice), scored=scored, best_value=g.table.best[key], ts=ev.ts,
+                g.game_id, ev.seq, t.player, t.turn, t.rolls, dice, len(dice), scored, table.best[key], ts=ev.ts
             )
-        self._trace(t, ev, worth=g.table.best[key])
-        self._emit_verdict(g, ev, v)
+        if self.trace:
+            self._trace(t, ev, worth=table.best[key])
+        if v.code is not None:
+            self._emit_verdict(g, ev, v)
 
     def _keep(self, g: GameState, t: TurnState, ev: Event, v: _Verdict) -> None:
         dice = ev.dice or ()
         claimed = ev.points if ev.points is not None else 0
-        counts = _counts(dice)
-        self._missed_farkle(t, ev, v)
-        if t.phase != ROLLED:
-            if t.phase == NO_ROLL:
+        table = g.table
+        key = _dice_key(dice)
+        if t.awaiting_after_bust:
+            self._missed_farkle(t, ev, v)
+        phase = t.phase
+        all_rolled = phase == ROLLED and key in SUB_KEYS[t.last_roll_key]
+        if phase != ROLLED:
+            if phase == NO_ROLL:
                 v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)} but nothing was rolled this turn")
             else:
                 v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)} without a roll since the keep "
                        f"at seq {t.keeps[-1].seq if t.keeps else '?'}")
-        else:
-            missing = [max(0, c - r) for c, r in zip(counts, t.last_roll_counts or (0,) * 6)]
-            if any(missing):
-                v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)} from roll {_show(t.last_roll)}: "
-                       f"{_plain(counts_to_dice(missing))} not in that roll")
-        value = _keep_value(g, counts)
+        elif not all_rolled:
+            missing = [max(0, c - r) for c, r in zip(_counts(dice), _counts(t.last_roll))]
+            v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)} from roll {_show(t.last_roll)}: "
+                   f"{_plain(counts_to_dice(missing))} not in that roll")
+        value = table.value[key]
         if value is None:
             v.flag("non_scoring_kept", f"seq {ev.seq}: kept {_plain(dice)}, but not every kept die scores "
                    f"(claimed {claimed})", claimed, None)
-        elif claimed != value:
+        elif claimed != value and v.code is None:
+            counts = _counts(dice)
             meld = keep_meld(counts, value, claimed, t.keeps, g.rules)
             if meld is not None:
                 v.flag("cross_roll_meld", _keep_meld_message(ev, t, dice, claimed, value, meld), claimed, value)
@@ -378,39 +406,53 @@ class Replayer:
                 v.flag("scoring_error", f"seq {ev.seq}: kept {_plain(dice)} from roll {_show(t.last_roll)}: "
                        f"claimed {claimed}, worth {value} ({_breakdown(g, counts)})", claimed, value)
         # apply: the corrected value counts only dice really in the roll, not kept before
-        really = [0] * 6
-        if t.phase in (ROLLED, KEPT) and t.last_roll_counts is not None:
-            for i in range(6):
-                avail = t.last_roll_counts[i] - t.kept_counts_from_roll[i]
-                really[i] = max(0, min(counts[i], avail))
-                t.kept_counts_from_roll[i] += really[i]
-        worth = corrected_keep_value(counts_to_dice(really), g.rules) if any(really) else 0
-        meld_value = value if value is not None else corrected_keep_value(dice, g.rules)
-        t.keeps.append(KeptDice(ev.seq, tuple(dice), counts, claimed, meld_value, t.rolls))
+        if all_rolled:  # the common case: the first keep from the roll, every die in it
+            worth = table.value[key]
+            if worth is None:
+                worth = table.best[key]
+            t.really_kept = dice
+        elif phase != NO_ROLL and t.last_roll is not None:
+            roll_counts = _counts(t.last_roll)
+            already = _counts(t.really_kept)
+            counts = _counts(dice)
+            really = [max(0, min(counts[i], roll_counts[i] - already[i])) for i in range(6)]
+            t.really_kept = tuple(t.really_kept) + counts_to_dice(really)
+            worth = _corrected(table, _key(really)) if any(really) else 0
+        else:
+            worth = 0
+        meld_value = value if value is not None else _corrected(table, key)
+        t.keeps.append(KeptDice(ev.seq, dice, key, claimed, meld_value, t.rolls))
         t.claimed_sum += claimed
         t.corrected_sum += worth
-        if t.roll_pending is not None and t.phase == ROLLED:
+        if phase == ROLLED and t.roll_pending is not None:
             r = t.roll_pending
-            r.kept, r.kept_claimed, r.kept_value = tuple(dice), claimed, worth
+            r.kept, r.kept_claimed, r.kept_value = dice, claimed, worth
         t.kept_from_roll += len(dice)
         left = len(t.last_roll or ()) - t.kept_from_roll
-        if t.phase == ROLLED and left <= 0:
-            t.hot_dice += 1
+        if left <= 0:
+            left = 6
+            if phase == ROLLED:
+                t.hot_dice += 1
         t.phase = KEPT
         if self.records:
-            opp = [tot for p, tot in g.claimed_total.items() if p != t.player]
+            opp = 0
+            for p, tot in g.claimed_total.items():
+                if p != t.player and tot > opp:
+                    opp = tot
             t.decision_pending = DecisionRecord(
-                game_id=g.game_id, seq=ev.seq, player=t.player, turn=t.turn,
-                dice_left=6 if left <= 0 else left, turn_points=t.claimed_sum, banked_total=t.banked_before,
-                opponents_best=max(opp) if opp else 0, opened=t.opened_before, choice="", ts=ev.ts,
+                g.game_id, ev.seq, t.player, t.turn, left, t.claimed_sum, t.banked_before, opp,
+                t.opened_before, "", ts=ev.ts,
             )
-        self._trace(t, ev, claimed=claimed, worth=worth)
-        self._emit_verdict(g, ev, v)
+        if self.trace:
+            self._trace(t, ev, claimed=claimed, worth=worth)
+        if v.code is not None:
+            self._emit_verdict(g, ev, v)
 
     def _bank(self, g: GameState, t: TurnState, ev: Event, v: _Verdict) -> None:
         rules = g.rules
         claimed = ev.points if ev.points is not None else 0
-        self._missed_farkle(t, ev, v)
+        if t.awaiting_after_bust:
+            self._missed_farkle(t, ev, v)
         if t.phase != KEPT:
             if t.phase == NO_ROLL:
                 v.flag("missing_keep", f"seq {ev.seq}: banked {claimed} with nothing rolled or kept this turn")
@@ -444,7 +486,7 @@ class Replayer:
         g.streak[t.player] = 0
         if t.decision_pending is not None:
             t.decision_pending.choice = "bank"
-            self._emit_decision(t.decision_pending)
+            self.out.decisions.append(t.decision_pending)
             t.decision_pending = None
         corrected = 0 if t.went_past_bust or t.awaiting_after_bust else t.corrected_sum
         if corrected < rules.min_bank or (not g.opened_corrected[t.player] and corrected < rules.opening):
@@ -456,14 +498,16 @@ class Replayer:
         else:
             g.streak_corrected[t.player] = 0
             g.corrected_total[t.player] += corrected
-        self._trace(t, ev, claimed=claimed, worth=corrected, total=total)
-        self._emit_verdict(g, ev, v)
+        if self.trace:
+            self._trace(t, ev, claimed=claimed, worth=corrected, total=total)
+        if v.code is not None:
+            self._emit_verdict(g, ev, v)
         self._close_turn(g, t, outcome="bank", end_seq=ev.seq, claimed=claimed, corrected=corrected)
 
     def _farkle(self, g: GameState, t: TurnState, ev: Event, v: _Verdict) -> None:
         rules = g.rules
         if t.phase == ROLLED and t.last_roll_scored:
-            best = g.table.best[counts_key(t.last_roll_counts)]
+            best = g.table.best[t.last_roll_key]
             v.flag("false_farkle", f"seq {ev.seq}: farkle declared, but roll {_show(t.last_roll)} at seq "
                    f"{t.last_roll_seq} scores (best keep worth {best})", 0, best)
         elif t.phase == KEPT:
@@ -489,8 +533,10 @@ class Replayer:
         if t.decision_pending is not None:  # a farkle right after a keep: no bank-or-roll choice was logged
             t.decision_pending = None
         self._corrected_farkle(g, t.player)
-        self._trace(t, ev, claimed=0, worth=0, total=g.claimed_total[t.player])
-        self._emit_verdict(g, ev, v)
+        if self.trace:
+            self._trace(t, ev, claimed=0, worth=0, total=g.claimed_total[t.player])
+        if v.code is not None:
+            self._emit_verdict(g, ev, v)
         self._close_turn(g, t, outcome="farkle", end_seq=ev.seq, claimed=0, corrected=0)
 
     def _corrected_farkle(self, g: GameState, player: str) -> None:
@@ -503,7 +549,9 @@ class Replayer:
 
     def _close_turn(self, g: GameState, t: TurnState, outcome: str, end_seq: int | None,
                     claimed: int = 0, corrected: int = 0) -> None:
-        self._flush_roll(t)
+        if t.roll_pending is not None:
+            self.out.rolls.append(t.roll_pending)
+            t.roll_pending = None
         if t.decision_pending is not None:
             t.decision_pending = None
         if self.records:
@@ -546,14 +594,6 @@ class Replayer:
         if not g.final_round_left:
             g.over = True
 
-    def _flush_roll(self, t: TurnState) -> None:
-        if t.roll_pending is not None:
-            self.out.rolls.append(t.roll_pending)  # type: ignore[arg-type]
-            t.roll_pending = None
-
-    def _emit_decision(self, d: DecisionRecord) -> None:
-        self.out.decisions.append(d)
-
     # ------------------------------------------------------------------ game end
     def _game_end(self, g: GameState, ev: Event, v: _Verdict) -> None:
         scores = ev.scores or {}
@@ -579,7 +619,8 @@ class Replayer:
         g.ended = True
         g.end_winner = ev.winner
         g.end_scores = dict(scores)
-        self._emit_verdict(g, ev, v)
+        if v.code is not None:
+            self._emit_verdict(g, ev, v)
 
     def _result(self, g: GameState) -> GameResult:
         scores = g.end_scores or {}
@@ -610,7 +651,7 @@ def _names(names: set[str]) -> str:
 
 def _keep_value(g: GameState, counts) -> int | None:
     if sum(counts) <= 6:
-        return g.table.value[counts_key(counts)]
+        return g.table.value[_key(counts)]
     found = _best_split(counts, g.rules)
     return None if found is None else found[0]
 

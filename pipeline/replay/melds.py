@@ -19,16 +19,20 @@ from pipeline.rules.scoring import Counts, _best_keep_counts, _best_split, forma
 MAX_KEEPS_SEARCHED = 12
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class KeptDice:
     """A keep already replayed in this turn: its dice, what was claimed, what it is worth."""
 
     seq: int
     dice: tuple[int, ...]
-    counts: Counts
+    key: int  # counts_key of the dice
     claimed: int
     value: int  # value(X) of log-format.md: best split of all dice, else of those that can score
     roll_index: int  # which roll of the turn it came from (1-based)
+
+    @property
+    def counts(self) -> Counts:
+        return tuple(map(self.dice.count, (1, 2, 3, 4, 5, 6)))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

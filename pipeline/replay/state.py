@@ -7,6 +7,7 @@ each claim, so one mistake is reported once) and the *corrected* one scores the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from pipeline.replay.melds import KeptDice
 from pipeline.rules import Ruleset
@@ -41,11 +42,11 @@ class TurnState:
     rolls: int = 0
     hot_dice: int = 0
     last_roll: tuple[int, ...] | None = None
-    last_roll_counts: tuple[int, ...] | None = None
+    last_roll_key: int = 0  # counts_key of the latest roll
     last_roll_seq: int | None = None
     last_roll_scored: bool = True
     kept_from_roll: int = 0  # dice kept from the latest roll, as logged
-    kept_counts_from_roll: list[int] = field(default_factory=lambda: [0] * 6)
+    really_kept: tuple[int, ...] = ()  # dice of the latest roll already kept (really in it)
     roll_pending: object = None  # RollRecord of the latest roll, emitted when its keep is known
     awaiting_after_bust: bool = False  # the latest roll scored nothing: next event decides
     went_past_bust: bool = False  # the turn went on after a roll that scored nothing
@@ -65,7 +66,7 @@ class GameState:
     table: ScoreTable
     order: int  # position of first appearance, for stable output
     last_seq: int
-    last_event: tuple[int, str, int]  # (seq, file, line) of the last event read
+    last_event: Any  # the last Event read for this game: end-of-input findings point at it
     first_ts: str | None = None
     last_ts: str | None = None
     events: int = 0

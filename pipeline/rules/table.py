@@ -114,6 +114,20 @@ def _row(counts: Counts, rules: Ruleset) -> TableRow:
     )
 
 
+def _sub_keys() -> dict[int, frozenset[int]]:
+    """For every multiset of up to six dice, the keys of its non-empty sub-multisets:
+    "were these kept dice in that roll?" becomes one set lookup."""
+    out: dict[int, frozenset[int]] = {}
+    for n in range(1, 7):
+        for counts in _multisets(n):
+            subs = product(*(range(c + 1) for c in counts))
+            out[counts_key(counts)] = frozenset(counts_key(s) for s in subs if any(s))
+    return out
+
+
+SUB_KEYS: dict[int, frozenset[int]] = _sub_keys()
+
+
 @lru_cache(maxsize=32)
 def score_table(rules: Ruleset) -> ScoreTable:
     """The table of a ruleset, built once per process."""
