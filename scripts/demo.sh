@@ -1,11 +1,30 @@
 #!/usr/bin/env bash
 # The main job end to end on sample_logs/: what `make demo` runs.
-set -euo pipefail
+# ingest → audit → stats → report, each step a real command a user would type.
+set -uo pipefail
 BIN=${1:-.venv/bin}
 OUT=${2:-demo_out}
 FL="$BIN/farkle-logs"
 rm -rf "$OUT"; mkdir -p "$OUT"
-echo "== rules: the standard table and its exact odds"
-"$FL" rules show standard
-echo "== score: 1 1 1 5"
-"$FL" score 1 1 1 5
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "ingest sample_logs/ into $OUT/dataset (rejects and findings are expected: some samples are disputed on purpose)"
+"$FL" ingest sample_logs/ --out "$OUT/dataset"
+rc=$?; [ $rc -le 1 ] || exit $rc
+
+step "audit the disputed game against its hand-kept scoresheet"
+"$FL" audit sample_logs/disputed_game.jsonl --scoresheet sample_logs/disputed_game.scoresheet.csv
+rc=$?; [ $rc -le 1 ] || exit $rc
+
+step "audit everything: summary as JSON lines, first 5"
+"$FL" audit sample_logs/ --format jsonl | head -5
+
+step "stats: bust rate by dice left against the exact odds"
+"$FL" stats "$OUT/dataset" --section bust || exit $?
+step "stats: players"
+"$FL" stats "$OUT/dataset" --section players || exit $?
+
+step "report"
+"$FL" report "$OUT/dataset" -o "$OUT/report.html" --title "farkle-logs demo" || exit $?
+echo "report written to $(cd "$OUT" && pwd)/report.html (open it in any browser, works offline)"
