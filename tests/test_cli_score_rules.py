@@ -158,17 +158,18 @@ def test_score_union_of_more_than_six_dice():
     assert ": 3050 " in result.stdout  # six 5s + a single 5
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="score_cmd.py (not this change's file): for a union of more than six dice that does "
-    "not all score, it skips best_keep and then says 'no die scores: as a roll this is a farkle', "
-    "though six 1s score 3000",
-)
 def test_score_union_with_a_non_scoring_die_does_not_claim_a_farkle():
     result = run("score", "1", "1", "1", "1", "1", "1", "2")
     assert result.exit_code == 1
     assert "2 score nothing" in result.stdout
     assert "farkle" not in result.stdout
+    assert "best legal keep: 1 1 1 1 1 1 = 3000" in result.stdout
+
+
+def test_rules_show_two_triplets_off_means_two_triples_added_up():
+    result = run("rules", "show", '{"two_triplets": null}')
+    assert result.exit_code == 0
+    assert "two triples added up" in result.stdout
 
 
 # ---- rules list / show ----------------------------------------------------------------------------

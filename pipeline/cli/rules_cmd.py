@@ -62,7 +62,11 @@ def show_rules(
         knobs.add_row(name, json.dumps(value))
     scoring = Table("combination (one roll)", "points", title="Scoring")
     for combo, points in scoring_rows(rules):
-        scoring.add_row(combo, "not a combination" if points is None else f"{points:,}")
+        if points is None:
+            shown = "two triples added up" if combo == "two triplets" else "not a combination"
+        else:
+            shown = f"{points:,}"
+        scoring.add_row(combo, shown)
     odds_table = Table("dice", "farkle probability", "percent", "1 in", title="Exact farkle odds")
     for n, p in odds:
         odds_table.add_row(str(n), f"{p.numerator}/{p.denominator}", f"{float(p):.2%}", f"{1 / float(p):.1f}" if p else "never")

@@ -30,7 +30,7 @@ def score(
         usage_error(f"dice must be 1..6, got {', '.join(map(str, bad))}")
     ruleset = rules_or_exit(rules)
     keep = keep_of(dice, ruleset)
-    best = None if keep else best_keep(dice, ruleset) if len(dice) <= 6 else None
+    best = None if keep else best_keep(dice, ruleset)
     non_scoring = _non_scoring(dice, ruleset) if keep is None else []
     if format is TextOrJson.json:
         stdout.print_json(

@@ -30,8 +30,15 @@ def counts_key(counts: Iterable[int]) -> int:
     return sum(n * w for n, w in zip(counts, _WEIGHTS))
 
 
+_DIE_WEIGHT = (0,) + _WEIGHTS
+
+
 def dice_key(dice: Iterable[int]) -> int:
-    return counts_key(dice_counts(dice))
+    """Key straight from the dice (validated): one weight per die, no counts built."""
+    dice = tuple(dice)
+    if not all(type(d) is int and 1 <= d <= 6 for d in dice):
+        dice_counts(dice)  # raises with the offending die named
+    return sum(map(_DIE_WEIGHT.__getitem__, dice))
 
 
 @dataclass(frozen=True)
