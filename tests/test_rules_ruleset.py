@@ -313,3 +313,12 @@ def test_docs_toml_example(tmp_path):
     r = load_ruleset(str(path))
     assert (r.three_ones, r.n_of_a_kind, r.split_kinds, r.six_kind) == (300, "linear", False, 10000)
     assert score_keep([1, 1, 1, 1], r) == 2 * 300  # as the guide's comment says
+
+
+def test_partial_straight_keys_must_be_ascii_digits():
+    import pytest as _pytest
+
+    from pipeline.rules import Ruleset as _Ruleset, RulesetError as _RulesetError
+
+    with _pytest.raises(_RulesetError, match="partial_straights"):
+        _Ruleset.from_value({"partial_straights": {"\u0661\u0662\u0663": 300}})

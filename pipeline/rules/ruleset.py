@@ -230,7 +230,7 @@ def _validate_partial_straights(value: Any) -> tuple[tuple[str, int], ...] | Non
 
 
 def _is_run(faces: Any) -> bool:
-    if not isinstance(faces, str) or not 3 <= len(faces) <= 5 or not faces.isdigit():
+    if not isinstance(faces, str) or not 3 <= len(faces) <= 5 or not (faces.isascii() and faces.isdigit()):
         return False
     digits = [int(c) for c in faces]
     return digits[0] >= 1 and digits[-1] <= 6 and all(b == a + 1 for a, b in zip(digits, digits[1:]))
