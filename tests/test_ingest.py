@@ -276,3 +276,33 @@ def test_stdin_is_read(tmp_path):
     assert duckdb.sql(f"select distinct source_file from read_parquet('{tmp_path}/ds/events/*.parquet')").fetchall() == [
         ("<stdin>",)
     ]
+
+
+def test_two_processes_give_the_same_dataset_as_one(tmp_path):
+    gs = games(40, seed=13)
+    lines = interleave(gs, seed=9)
+    tricky = [
+        # game_id written with an escape: must go where the game's other lines go
+        '{"game_id":"g13-00\\u0031","seq":900,"type":"roll","player":"ana","dice":[1,2,3,4,5,6]}',
+        # a nested "game_id" and no top-level one: a bad line
+        '{"meta":{"game_id":"g13-002"},"seq":1,"type":"roll","player":"ana","dice":[1]}',
+        # the key twice: the parser decides which one counts
+        '{"game_id":"zzz","game_id":"g13-003","seq":901,"type":"roll","player":"bo","dice":[2,2,3,3,4,6]}',
+        # the key escaped, and a nested literal "game_id" naming a game of the other process
+        '{"game\\u005fid":"g13-004","seq":903,"type":"roll","player":"ana","dice":[1,2,3,4,5,6],'
+        '"meta":{"game_id":"g13-008"}}',
+        "plain garbage",
+    ]
+    half = len(lines) // 2
+    (tmp_path / "a.jsonl").write_bytes(dump(lines[:half] + tricky[:2]))
+    (tmp_path / "b.jsonl").write_bytes(dump(lines[half:] + tricky[2:] + [lines[5]]))
+    files = [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]
+    one = ingest(files, tmp_path / "one", workers=1)
+    two = ingest(files, tmp_path / "two", workers=2)
+    assert everything(tmp_path / "two") == everything(tmp_path / "one")
+    assert one.to_dict() | {"seconds": 0, "events_per_second": 0, "ingest_id": "", "dataset": ""} == two.to_dict() | {
+        "seconds": 0, "events_per_second": 0, "ingest_id": "", "dataset": ""}
+    # and incrementally, file by file, with two processes
+    for f in files:
+        ingest([f], tmp_path / "inc", workers=2)
+    assert everything(tmp_path / "inc") == everything(tmp_path / "one")

@@ -18,11 +18,13 @@ import gc
 import hashlib
 import json
 import os
+import re
 import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from zlib import crc32
 from typing import Any, BinaryIO, Callable, Iterable
 
 import pyarrow as pa
@@ -181,17 +183,29 @@ def file_sha256(path: str) -> str:
 
 
 class _Run:
-    def __init__(self, store: Store, default_rules: Ruleset, ingest_id: str, progress: Callable[..., None] | None):
+    """One reader-replayer. With parts > 1, several run side by side (one per process), each
+    over every input line but keeping only the games that `_owner` gives to its `part`."""
+
+    def __init__(
+        self,
+        store: Store,
+        default_rules: Ruleset,
+        ingest_id: str,
+        progress: Callable[..., None] | None = None,
+        part: int = 0,
+        parts: int = 1,
+    ):
         self.store = store
         self.default_rules = default_rules
         self.ingest_id = ingest_id
         self.progress = progress or (lambda *a, **k: None)
+        self.part, self.parts = part, parts
+        self.parent = os.getppid()
         self.staging = store.staging_dir(ingest_id)
-        self.sinks = {name: _TableSink(self.staging, name, ingest_id) for name in tables.TABLES}
+        prefix = ingest_id if parts == 1 else f"{ingest_id}-p{part}"
+        self.sinks = {name: _TableSink(self.staging, name, prefix) for name in tables.TABLES}
         self.replayer = Replayer(default_rules)
         self.sources: list[SourceCounts] = []
-        self.known_content = {(f["size"], f["sha256"]) for f in store.manifest["files"]}
-        self.known_sizes = {f["size"] for f in store.manifest["files"]}
         # Duplicate index: per game, every seq 1..hi is present, plus the seqs in extra[game].
         self.hi: dict[str, int] = {}
         self.extra: dict[str, set[int]] = {}
@@ -248,20 +262,20 @@ class _Run:
             self.extra[game_id] = rest
 
     # ------------------------------------------------------------------ reading
-    def skip_known(self, counts: SourceCounts, path: str | None) -> bool:
-        """A file whose exact content was ingested before (by size, then sha256)."""
-        if path is None or counts.size is None or counts.size not in self.known_sizes:
-            return False
-        counts.sha256 = file_sha256(path)
-        return (counts.size, counts.sha256) in self.known_content
-
     def read_source(self, counts: SourceCounts, source: InputSource) -> None:
         """The hot loop over one source's non-blank lines."""
         hi, extra, stored, touched = self.hi, self.extra, self.stored_games, self.touched
         events, bad, feed, parse = self.events, self.bad, self.replayer.feed, parse_line
         name = source.name
+        part, parts, gid_search = self.part, self.parts, _GAME_ID
         n_events = dups = rejects = 0
         for line, raw in iter_lines(source):
+            if parts > 1:  # inlined _owner: the common line costs three C calls
+                if b"\\" not in raw and raw.count(b'"game_id"') == 1 and (m := gid_search(raw)) is not None:
+                    if crc32(m.group(1)) % parts != part:
+                        continue
+                elif _owner(raw, parts, name, line) != part:
+                    continue
             item = parse(raw, name, line)
             if type(item) is Event:
                 g = item.game_id
@@ -321,6 +335,8 @@ class _Run:
 
     # ------------------------------------------------------------------ writing
     def flush(self) -> None:
+        if self.parts > 1 and self.part > 0 and os.getppid() != self.parent:
+            os._exit(1)  # the main process is gone (killed): stop writing
         if self.events:
             self.sinks["events"].write(batches.events_table(self.events, self.ingest_id))
             self.events.clear()
@@ -402,20 +418,31 @@ class _Run:
         ).fetchall()
         return {g: Ruleset.from_value(json.loads(r)) for g, r in rows if r is not None}
 
-    def finish(self) -> dict[str, set[str]]:
-        """finish() the replayer, write its last output, rewrite files holding superseded rows."""
+    def finish(self) -> None:
+        """finish() the replayer, write its last output, close every file."""
         self.replayer.finish()
         self._write_output()
         for sink in self.sinks.values():
             sink.close()
-        return self._supersede()
 
-    def _supersede(self) -> dict[str, set[str]]:
+    def result(self) -> dict[str, Any]:
+        """What the main process needs from a part (sent through a pipe by a child process)."""
+        return {
+            "sources": self.sources,
+            "touched": self.touched,
+            "files": {name: sink.files for name, sink in self.sinks.items()},
+            "findings": self.findings,
+            "findings_error": self.findings_error,
+            "findings_warning": self.findings_warning,
+            "games": self.games,
+        }
+
+    def supersede(self, all_touched: set[str]) -> dict[str, set[str]]:
         """Rewrite each derived-table file that holds rows of a recomputed game, without them."""
         removed: dict[str, set[str]] = {}
-        if not self.touched:
+        if not all_touched:
             return removed
-        touched = pa.array(sorted(self.touched), pa.string())
+        touched = pa.array(sorted(all_touched), pa.string())
         for table in DERIVED:
             for path in self.store.table_files(table):
                 ids = pq.read_table(path, columns=["game_id"]).column("game_id")
@@ -434,6 +461,27 @@ class _Run:
                     pq.write_table(kept, out, compression="zstd")
                     sink.files.append(out)
         return removed
+
+
+_GAME_ID = re.compile(rb'"game_id"\s*:\s*"([^"\\]*)"').search
+
+
+def _owner(raw: bytes, parts: int, name: str, line: int) -> int:
+    """Which part replays this line: crc32 of its game_id, the same for every line of a game.
+
+    Fast route: a line without backslashes that names "game_id" once; that one occurrence
+    is then the top-level key (or the line has no top-level game_id and is a stateless bad
+    line), and its raw bytes are the UTF-8 of the decoded id. Any other line is parsed.
+    Lines without a readable game_id go to part 0.
+    """
+    if b"\\" not in raw and raw.count(b'"game_id"') == 1:
+        m = _GAME_ID(raw)
+        if m is not None:
+            return crc32(m.group(1)) % parts
+    game_id = getattr(parse_line(raw, name, line), "game_id", None)
+    if isinstance(game_id, str):
+        return crc32(game_id.encode("utf-8", "surrogatepass")) % parts
+    return 0
 
 
 class InputErrors(Exception):
@@ -489,6 +537,9 @@ def _event_from_row(row: dict[str, Any], stored_rules: dict[str, Ruleset]) -> Ev
 
 
 # ---------------------------------------------------------------------- the entry point
+PARALLEL_MIN_BYTES = 32 << 20  # below this, a second process costs more than it saves
+
+
 def ingest(
     specs: list[str],
     out: Path | str,
@@ -497,11 +548,14 @@ def ingest(
     progress: Callable[..., None] | None = None,
     notice: Callable[[str], None] | None = None,
     stdin: BinaryIO | None = None,
+    workers: int | None = None,
 ) -> IngestSummary:
     """Ingest the inputs named by `specs` (files, directories, globs, .gz, '-') into `out`.
 
-    Raises StoreError (the output cannot be used) and InputError (no input matches a spec)
-    before anything is written; bad lines and broken files never raise.
+    Raises StoreError (the output cannot be used) and InputError/InputErrors (a spec names
+    nothing readable) before anything is written; bad lines and broken files never raise.
+    `workers`: processes that read and replay (each takes half of the games); None = 2 on a
+    multi-core machine for inputs of 32 MiB or more, else 1.
     """
     started = time.perf_counter()
     default_rules = default_rules or Ruleset.builtin("standard")
@@ -511,37 +565,32 @@ def ingest(
         raise resolution.problems[0] if len(resolution.problems) == 1 else InputErrors(resolution.problems)
     for message in resolution.notices:
         notice(message)
-    inputs = resolution.sources
     store = Store.open(Path(out))
     try:
         ingest_id = new_ingest_id()
         summary = IngestSummary(dataset=str(out), ingest_id=ingest_id)
-        run = _Run(store, default_rules, ingest_id, progress)
+        to_read = _plan(resolution.sources, store.manifest, summary, notice)
+        parts = _parts(workers, to_read)
         gc_was_enabled = gc.isenabled()
         gc.disable()  # the loop holds many small objects; the collector would scan them all again and again
         try:
-            for source in inputs:
-                counts = SourceCounts(path=source.name, size=_size(source))
-                if run.skip_known(counts, source.path):
-                    counts.skipped = True
-                    summary.files_skipped += 1
-                    summary.skipped_paths.append(source.name)
-                    notice(f"{source.name}: skipped, its content was ingested before (sha256 {counts.sha256[:12]}…)")
-                    continue
-                run.sources.append(counts)
-                run.read_source(counts, source)
-                if counts.sha256 is not None:
-                    run.known_sizes.add(counts.size)
-                    run.known_content.add((counts.size, counts.sha256))
+            child = _start_part(store, default_rules, ingest_id, to_read, 1) if parts > 1 else None
+            run = _Run(store, default_rules, ingest_id, progress, part=0, parts=parts)
+            _read_all(run, to_read)
+            for counts in run.sources:
                 for problem in counts.problems:
                     notice(f"{problem['file']}:{problem['line'] or '-'}: {problem['reason']}")
             _crash_point("read_done")
             run.replay_touched()
-            removed = run.finish()
+            run.finish()
+            results = [run.result()] + ([_join_part(child)] if child is not None else [])
         finally:
             if gc_was_enabled:
                 gc.enable()
-        for counts in run.sources:
+        sources = _merge_sources([r["sources"] for r in results])
+        touched = set().union(*(r["touched"] for r in results))
+        removed = run.supersede(touched)
+        for counts in sources:
             summary.files += 1
             summary.lines += counts.lines
             summary.blank_lines += counts.blank_lines
@@ -550,30 +599,14 @@ def ingest(
             summary.rejects += counts.rejects
             summary.problems.extend(counts.problems)
         summary.file_problems = len(summary.problems)
-        summary.games = run.games
-        summary.games_recomputed = len(run.touched)
-        summary.findings = run.findings
-        summary.findings_error = run.findings_error
-        summary.findings_warning = run.findings_warning
-        manifest = {k: v for k, v in store.manifest.items() if k not in ("tables", "snapshot")}
-        manifest["files"] = list(store.manifest["files"]) + [c.as_manifest(ingest_id) for c in run.sources]
-        record = {
-            "ingest_id": ingest_id,
-            "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "default_rules": default_rules.to_dict(),
-            "skipped": summary.skipped_paths,
-            "counts": {
-                k: v
-                for k, v in summary.to_dict().items()
-                if k in ("files", "files_skipped", "lines", "blank_lines", "events", "duplicates", "rejects",
-                         "games", "games_recomputed", "findings", "findings_error", "findings_warning",
-                         "file_problems")
-            },
-        }
-        manifest["ingests"] = list(store.manifest["ingests"]) + [record]
-        if run.sources:
-            new_files = {name: sink.files for name, sink in run.sinks.items()}
-            store.commit(manifest, new_files, removed)
+        summary.games = sum(r["games"] for r in results)
+        summary.games_recomputed = len(touched)
+        summary.findings = sum(r["findings"] for r in results)
+        summary.findings_error = sum(r["findings_error"] for r in results)
+        summary.findings_warning = sum(r["findings_warning"] for r in results)
+        if sources:
+            new_files = {name: [f for r in results for f in r["files"][name]] for name in tables.TABLES}
+            store.commit(_manifest(store.manifest, summary, sources, ingest_id, default_rules), new_files, removed)
         else:  # every input was skipped: nothing to add, the dataset stays as it is
             store.discard_staging()
         summary.snapshot = store.manifest["snapshot"]
@@ -581,3 +614,128 @@ def ingest(
         return summary
     finally:
         store.close()
+
+
+def _plan(inputs: list[InputSource], manifest: dict[str, Any], summary: IngestSummary, notice) -> list[tuple[InputSource, SourceCounts]]:
+    """The sources to read: a file whose exact content is in the dataset, or was named
+    earlier in this run under another name, is skipped. Only files whose size matches such
+    a file are hashed here; the rest are hashed while they are read."""
+    known = {(f["size"], f["sha256"]) for f in manifest["files"]}
+    sizes = [_size(source) for source in inputs]
+    size_count: dict[int | None, int] = {}
+    for size in sizes:
+        size_count[size] = size_count.get(size, 0) + 1
+    known_sizes = {size for size, _ in known}
+    plan = []
+    for source, size in zip(inputs, sizes):
+        counts = SourceCounts(path=source.name, size=size)
+        if source.path is not None and size is not None and (size in known_sizes or size_count[size] > 1):
+            try:
+                counts.sha256 = file_sha256(source.path)
+            except OSError:
+                counts.sha256 = None  # the reader reports it as a FileProblem
+            if counts.sha256 is not None and (size, counts.sha256) in known:
+                summary.files_skipped += 1
+                summary.skipped_paths.append(source.name)
+                notice(f"{source.name}: skipped, its content was ingested before (sha256 {counts.sha256[:12]}…)")
+                continue
+            if counts.sha256 is not None:
+                known.add((size, counts.sha256))
+                known_sizes.add(size)
+        plan.append((source, counts))
+    return plan
+
+
+def _parts(workers: int | None, to_read: list[tuple[InputSource, SourceCounts]]) -> int:
+    if any(source.is_stdin for source, _ in to_read):
+        return 1  # stdin can be read once only
+    if workers is not None:
+        return max(1, workers)
+    if (os.cpu_count() or 1) < 2:
+        return 1
+    total = sum(counts.size or 0 for _, counts in to_read)
+    return 2 if total >= PARALLEL_MIN_BYTES else 1
+
+
+def _read_all(run: _Run, to_read: list[tuple[InputSource, SourceCounts]]) -> None:
+    for source, planned in to_read:
+        counts = SourceCounts(path=planned.path, size=planned.size, sha256=planned.sha256)
+        run.sources.append(counts)
+        run.read_source(counts, _fresh(source))
+
+
+def _fresh(source: InputSource) -> InputSource:
+    """A source with its counters at zero (each part reads the file itself)."""
+    if source.is_stdin:
+        return source
+    return InputSource(source.name, path=source.path)
+
+
+def _start_part(store: Store, default_rules: Ruleset, ingest_id: str, to_read, part: int):
+    """A forked child that reads every input and replays the games of `part` (of 2)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    receiver, sender = ctx.Pipe(duplex=False)
+
+    def child() -> None:
+        try:
+            run = _Run(store, default_rules, ingest_id, None, part=part, parts=2)
+            _read_all(run, to_read)
+            run.replay_touched()
+            run.finish()
+            sender.send(("ok", run.result()))
+        except BaseException as exc:  # reported by the parent, which owns the exit code
+            import traceback
+
+            sender.send(("error", f"{exc!r}\n{traceback.format_exc()}"))
+        finally:
+            sender.close()
+            os._exit(0)
+
+    process = ctx.Process(target=child, daemon=True)
+    process.start()
+    sender.close()
+    return process, receiver
+
+
+def _join_part(child) -> dict[str, Any]:
+    process, receiver = child
+    try:
+        status, payload = receiver.recv()
+    except EOFError:
+        process.join()
+        raise RuntimeError(f"ingest worker process died (exit code {process.exitcode})") from None
+    process.join()
+    if status != "ok":
+        raise RuntimeError(f"ingest worker process failed: {payload}")
+    return payload
+
+
+def _merge_sources(per_part: list[list[SourceCounts]]) -> list[SourceCounts]:
+    """Every part read every line: lines, blanks, sha256 and problems come from part 0,
+    the counts of events, duplicates and rejects are summed."""
+    merged = per_part[0]
+    for other in per_part[1:]:
+        for mine, theirs in zip(merged, other):
+            mine.events += theirs.events
+            mine.duplicates += theirs.duplicates
+            mine.rejects += theirs.rejects
+    return merged
+
+
+def _manifest(old: dict[str, Any], summary: IngestSummary, sources: list[SourceCounts], ingest_id: str,
+              default_rules: Ruleset) -> dict[str, Any]:
+    manifest = {k: v for k, v in old.items() if k not in ("tables", "snapshot")}
+    manifest["files"] = list(old["files"]) + [c.as_manifest(ingest_id) for c in sources]
+    counted = ("files", "files_skipped", "lines", "blank_lines", "events", "duplicates", "rejects", "games",
+               "games_recomputed", "findings", "findings_error", "findings_warning", "file_problems")
+    record = {
+        "ingest_id": ingest_id,
+        "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "default_rules": default_rules.to_dict(),
+        "skipped": summary.skipped_paths,
+        "counts": {k: v for k, v in summary.to_dict().items() if k in counted},
+    }
+    manifest["ingests"] = list(old["ingests"]) + [record]
+    return manifest
