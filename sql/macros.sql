@@ -12,7 +12,7 @@ create or replace temp macro wilson_hi(k, n) as case when k = n then 1.0 else le
     / (1 + 1.959963984540054 ^ 2 / n)
 ) end;
 -- Points buckets of width 250, the last one open: 0-250, 250-500, ..., 2750-3000, 3000+.
-create or replace temp macro points_bucket_lo(points) as least(floor(points / 250)::bigint * 250, 3000);
+create or replace temp macro points_bucket_lo(points) as least((points // 250) * 250, 3000);
 create or replace temp macro points_bucket_label(lo) as
     case when lo >= 3000 then '3000+' else lo::varchar || '-' || (lo + 250)::varchar end;
 -- A rate from its numerator and opportunities; null when there were no opportunities.

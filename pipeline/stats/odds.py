@@ -3,11 +3,23 @@
 Built with the rules engine (`farkle_probability`, an enumeration of all 6^n rolls) for
 each distinct canonical ruleset text in the dataset's `games` table, then registered in
 DuckDB as the Arrow table `exact_odds`.
+
+The enumeration costs about 0.2 s per ruleset, a tenth of the whole `stats` budget, and its
+result only changes with the engine; so results are kept in a small JSON cache keyed by a
+hash of the engine's source files (`pipeline/rules/*.py`) and the ruleset's scoring knobs:
+`$FARKLE_LOGS_CACHE_DIR`, else `$XDG_CACHE_HOME/farkle-logs`, else `~/.cache/farkle-logs`.
+`FARKLE_LOGS_CACHE_DIR=off` disables it. A cache that cannot be read or written is ignored.
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import os
+import tempfile
+from fractions import Fraction
+from functools import cache
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -24,6 +36,10 @@ ODDS_SCHEMA = pa.schema(
     ]
 )
 
+# Knobs that never decide whether a roll scores: rulesets differing only in these share odds.
+NON_SCORING_KNOBS = {"opening": 500, "min_bank": 0, "farkle_penalty": 0, "penalty_after": 3, "target": 10000}
+RULES_SOURCE = Path(__file__).resolve().parents[1] / "rules"
+
 
 def parse_ruleset(text: str | None) -> Ruleset | None:
     """A games.ruleset text as a Ruleset; None when it cannot be read."""
@@ -35,21 +51,87 @@ def parse_ruleset(text: str | None) -> Ruleset | None:
         return None
 
 
-# Knobs that never decide whether a roll scores: rulesets differing only in these share odds,
-# so the engine enumerates once for them (farkle_probability caches per ruleset).
-NON_SCORING_KNOBS = {"opening": 500, "min_bank": 0, "farkle_penalty": 0, "penalty_after": 3, "target": 10000}
+def scoring_part(rules: Ruleset) -> Ruleset:
+    return dataclasses.replace(rules, **NON_SCORING_KNOBS)
+
+
+@cache
+def engine_fingerprint() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(RULES_SOURCE.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cache_file() -> Path | None:
+    setting = os.environ.get("FARKLE_LOGS_CACHE_DIR")
+    if setting is not None and setting.strip().lower() in ("", "0", "off", "no", "false"):
+        return None
+    if setting:
+        base = Path(setting)
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "farkle-logs"
+    return base / f"exact-odds-{engine_fingerprint()}.json"
+
+
+def _load(path: Path | None) -> dict[str, list[list[int]]]:
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _store(path: Path | None, data: dict[str, list[list[int]]]) -> None:
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".odds-")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(data, out)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def farkle_odds(rules_list: list[Ruleset]) -> dict[Ruleset, list[Fraction]]:
+    """P(farkle) for 1..6 dice under each ruleset, from the engine (through the cache)."""
+    path = cache_file()
+    cached = _load(path)
+    out: dict[Ruleset, list[Fraction]] = {}
+    added = False
+    for rules in rules_list:
+        scoring = scoring_part(rules)
+        key = scoring.to_json()
+        entry = cached.get(key)
+        try:
+            odds = [Fraction(int(num), int(den)) for num, den in entry]  # type: ignore[union-attr]
+            if len(odds) != 6:
+                raise ValueError
+        except (TypeError, ValueError, ZeroDivisionError):
+            odds = [farkle_probability(n, scoring) for n in range(1, 7)]
+            cached[key] = [[p.numerator, p.denominator] for p in odds]
+            added = True
+        out[rules] = odds
+    if added:
+        _store(path, cached)
+    return out
 
 
 def exact_odds_table(ruleset_texts: list[str | None]) -> pa.Table:
     """Exact farkle odds for 1-6 dice under each readable ruleset text."""
-    columns: dict[str, list] = {name: [] for name in ODDS_SCHEMA.names}
+    readable = {}
     for text in sorted({t for t in ruleset_texts if t is not None}):
         rules = parse_ruleset(text)
-        if rules is None:
-            continue
-        scoring = dataclasses.replace(rules, **NON_SCORING_KNOBS)
-        for dice in range(1, 7):
-            p = farkle_probability(dice, scoring)
+        if rules is not None:
+            readable[text] = rules
+    odds = farkle_odds(list(readable.values()))
+    columns: dict[str, list] = {name: [] for name in ODDS_SCHEMA.names}
+    for text, rules in readable.items():
+        for dice, p in enumerate(odds[rules], start=1):
             columns["ruleset"].append(text)
             columns["ruleset_name"].append(rules.name)
             columns["dice"].append(dice)
