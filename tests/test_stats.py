@@ -366,3 +366,19 @@ def test_unreadable_ruleset_leaves_exact_rate_null(tmp_path):
     bust = t["bust_rate_by_dice_left"]
     assert one(bust, scope="overall", dice=6)["exact_rate"] is None  # g2's rolls have no odds
     assert one(bust, scope="player", player="bo", dice=6)["exact_rate"] == pytest.approx(5 / 216)
+
+
+def test_hive_partitions_and_several_files_are_read(tmp_path, all_tables):
+    # the same rows, with rolls and turns split over hive-style partition directories
+    from pipeline.stats.fixtures import write_table
+
+    tables = tiny_tables()
+    root = write_dataset(tmp_path / "ds", {k: v for k, v in tables.items() if k not in ("rolls", "turns")})
+    for table in ("rolls", "turns"):
+        (root / table / "part-0.parquet").unlink()
+        for game in ("g1", "g2"):
+            part = [r for r in tables[table] if r["game_id"] == game]
+            write_table(root, table, part, part=f"bucket={game[-1]}/part-0.parquet")
+    t = compute(root)
+    for name in ("bust_rate_by_dice_left", "turn_value", "player_summary", "dice_fairness"):
+        assert t[name].to_pylist() == all_tables[name].to_pylist(), name

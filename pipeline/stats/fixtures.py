@@ -32,6 +32,7 @@ def write_table(root: Path, table: str, rows: Iterable[Mapping[str, Any]], part:
     directory = root / table
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / part
+    path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.table(columns, schema=schema), path)
     return path
 
