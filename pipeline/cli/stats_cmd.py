@@ -5,15 +5,17 @@ import datetime as dt
 import enum
 import json
 import sys
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
-import pyarrow as pa
 import typer
 from rich.table import Table
 
 from pipeline.cli.common import EXIT_DATA, RULES_HELP, rules_or_exit, stderr, stdout, usage_error
 from pipeline.cli.main import app
 from pipeline.dataset_check import DatasetError, open_dataset
+
+if TYPE_CHECKING:  # pyarrow and duckdb load only when stats runs, not for every command
+    import pyarrow as pa
 
 
 class StatsFormat(str, enum.Enum):
