@@ -1,0 +1,104 @@
+"""`farkle-logs simulate`: bots play complete games; optionally plant errors with a manifest."""
+from __future__ import annotations
+
+import os
+import time
+from typing import List, Optional
+
+import typer
+
+from pipeline.cli.common import RULES_HELP, progress_bar, rules_or_exit, stderr, usage_error
+from pipeline.cli.main import app
+from pipeline.model import FINDING_CODES
+from pipeline.simulate import BOT_NAMES, INJECTABLE, NOT_INJECTABLE, parse_players, simulate
+
+
+@app.command("simulate")
+def simulate_cmd(
+    games: int = typer.Option(..., "--games", "-n", help="Number of games to play."),
+    players: str = typer.Option("2-4", "--players", "-p", help="Players per game: a number or a range such as 2-6 (drawn per game)."),
+    rules: Optional[List[str]] = typer.Option(None, "--rules", "-r", help=RULES_HELP + " Repeat to mix rulesets across games."),
+    seed: Optional[int] = typer.Option(None, "--seed", "-s", help="Seed (>= 0): same seed, same bytes. Default: a random seed, printed on stderr."),
+    out: str = typer.Option("-", "--out", "-o", help="Output file (.gz: gzip) or - for stdout."),
+    inject: float = typer.Option(0.0, "--inject", help="Share of games (0..1) that get one planted error."),
+    inject_codes: Optional[str] = typer.Option(None, "--inject-codes", help="Comma-separated finding codes to plant (default: all injectable)."),
+    manifest: Optional[str] = typer.Option(None, "--manifest", help="Write the planted errors' ground truth here (JSONL; CSV if it ends in .csv)."),
+    bots: Optional[str] = typer.Option(None, "--bots", help=f"Comma-separated bot strategies to draw from (default: all: {', '.join(BOT_NAMES)})."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
+) -> None:
+    """Play complete games with bots and write them as a JSONL log (see docs/simulate.md)."""
+    if games < 0:
+        usage_error("--games must be >= 0")
+    try:
+        span = parse_players(players)
+    except ValueError as exc:
+        usage_error(str(exc))
+    rulesets = [rules_or_exit(r) for r in rules] if rules else [rules_or_exit(None)]
+    if seed is None:
+        seed = int.from_bytes(os.urandom(4), "big")
+        stderr.print(f"seed: {seed} (pass --seed {seed} to repeat this run)", markup=False)
+    elif seed < 0:
+        usage_error("--seed must be >= 0")
+    if not 0.0 <= inject <= 1.0:
+        usage_error(f"--inject is a share of games between 0 and 1, got {inject}")
+    codes = list(INJECTABLE)
+    if inject_codes is not None:
+        codes = [c.strip() for c in inject_codes.split(",") if c.strip()]
+        for code in codes:
+            if code in NOT_INJECTABLE:
+                usage_error(f"{code} cannot be injected: {NOT_INJECTABLE[code]}")
+            if code not in INJECTABLE:
+                hint = "finding codes are " + ", ".join(c for c in FINDING_CODES if c in INJECTABLE)
+                usage_error(f"unknown finding code {code!r}: {hint}")
+    if manifest is not None and inject == 0:
+        usage_error("--manifest needs --inject RATE > 0 (nothing would be planted)")
+    if (inject_codes is not None) and inject == 0:
+        usage_error("--inject-codes needs --inject RATE > 0")
+    names = list(BOT_NAMES)
+    if bots is not None:
+        names = [b.strip() for b in bots.split(",") if b.strip()]
+        unknown = [b for b in names if b not in BOT_NAMES]
+        if unknown or not names:
+            usage_error(f"unknown bot {', '.join(unknown) or '(none)'}: bots are {', '.join(BOT_NAMES)}")
+    if out != "-" and os.path.isdir(out):
+        usage_error(f"--out {out} is a directory: give a file name such as {out.rstrip('/')}/games.jsonl")
+
+    started = time.perf_counter()
+    try:
+        with progress_bar("simulating", total=games) as advance:
+            summary = simulate(
+                out,
+                games,
+                seed,
+                rules=rulesets,
+                players=span,
+                inject_rate=inject,
+                inject_codes=codes,
+                manifest=manifest,
+                bots=names,
+                on_game=lambda _i: advance(),
+            )
+    except BrokenPipeError:  # `simulate ... | head`: the reader has seen enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        raise typer.Exit(0)
+    except OSError as exc:
+        usage_error(f"cannot write {exc.filename or out}: {exc.strerror or exc}")
+    elapsed = time.perf_counter() - started
+    for code, why in summary.unavailable.items():
+        stderr.print(f"warning: {code} not injected: {why}", markup=False)
+    if quiet:
+        return
+    rate = summary.events / elapsed if elapsed > 0 else 0.0
+    stderr.print(
+        f"{summary.games:,} games, {summary.events:,} events in {elapsed:.2f} s ({rate:,.0f} events/s)"
+        + (f" → {out}" if out != "-" else ""),
+        markup=False,
+    )
+    if inject > 0:
+        planted = sum(summary.injected.values())
+        stderr.print(
+            f"planted {planted} findings: "
+            + ", ".join(f"{c} {n}" for c, n in sorted(summary.injected.items()))
+            + (f" → {manifest}" if manifest else " (no --manifest: ground truth not written)"),
+            markup=False,
+        )

@@ -1,0 +1,227 @@
+"""The game loop: bots play one complete game and it comes out as a list of event dicts.
+
+Events follow log-format.md to the letter (game_start … game_end, seq 1, 2, 3, …) and the
+game follows rules.md: hot dice, opening threshold, `min_bank`, farkle penalties, the final
+round after `target`, ties. Farkle events carry `total` exactly when the ruleset has a
+farkle penalty. The loop is written for speed (one `random()` per roll, table lookups,
+locals only); everything it needs per ruleset is prebuilt in `dice.DiceTables`.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import random
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from pipeline.rules import BUILTIN_RULESETS, Ruleset
+from pipeline.simulate.bots import BOT_NAMES, BOTS
+from pipeline.simulate.dice import POW6, dice_tables, rolls_by_index
+
+PLAYER_NAMES = (
+    "ana", "bo", "chen", "dara", "eli", "fay", "gus", "hana", "ivo", "jun", "kai", "lea",
+    "milo", "nia", "otto", "pia", "quin", "rosa", "sam", "tove", "uma", "vik", "wen", "yara",
+)  # fmt: skip
+
+
+def rules_value(rules: Ruleset) -> str | dict[str, Any]:
+    """The `rules` field of game_start: a built-in name, else base + the knobs that differ."""
+    for name, builtin in BUILTIN_RULESETS.items():
+        if builtin == rules:
+            return name
+    base = BUILTIN_RULESETS.get(rules.base, BUILTIN_RULESETS["standard"])
+    full, base_full = rules.to_dict(), base.to_dict()
+    out: dict[str, Any] = {"base": rules.base if rules.base in BUILTIN_RULESETS else "standard"}
+    for knob, value in full.items():
+        if knob != "base" and value != base_full[knob]:
+            out[knob] = value
+    return out
+
+
+def game_id(seed: int, index: int) -> str:
+    return f"s{seed}-g{index:06d}"
+
+
+def game_rng(seed: int, index: int) -> random.Random:
+    """Each game has its own stream, so game i is the same whatever --games or --inject say."""
+    return random.Random(f"farkle-sim/{seed}/{index}")
+
+
+def start_time(seed: int) -> int:
+    """A seed-derived start (epoch seconds, UTC) somewhere in 2024-2025, in the evening."""
+    h = int.from_bytes(hashlib.sha256(f"farkle-sim-start/{seed}".encode()).digest()[:8], "big")
+    day = _dt.datetime(2024, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(days=h % 700)
+    return int(day.timestamp()) + 17 * 3600 + (h >> 20) % 3600
+
+
+@lru_cache(maxsize=1)
+def _hms() -> list[str]:
+    return [f"T{h:02d}:{m:02d}:{s:02d}Z" for h in range(24) for m in range(60) for s in range(60)]
+
+
+@lru_cache(maxsize=4096)
+def _day(day: int) -> str:
+    return _dt.datetime.fromtimestamp(day * 86400, _dt.timezone.utc).strftime("%Y-%m-%d")
+
+
+def rfc3339(t: int) -> str:
+    day, sec = divmod(t, 86400)
+    return _day(day) + _hms()[sec]
+
+
+#: After this many turns per player every bot banks like `cautious`: under a harsh penalty
+#: (say 1000 every 2nd farkle) greedy bots can drift below zero for ever, and a game must end.
+TIRED_AFTER = 100
+
+
+@dataclass(frozen=True)
+class Table:
+    """Who sits at one game: names in turn order and the bot each one plays."""
+
+    players: tuple[str, ...]
+    bots: tuple[str, ...]
+
+
+def seat_players(rng: random.Random, n_min: int, n_max: int, bot_names=BOT_NAMES) -> Table:
+    n = n_min if n_min == n_max else rng.randint(n_min, n_max)
+    names = tuple(rng.sample(PLAYER_NAMES, n))
+    bots = tuple(rng.choice(bot_names) for _ in range(n))
+    return Table(names, bots)
+
+
+def play_game(
+    gid: str,
+    rng: random.Random,
+    table: Table,
+    rules: Ruleset,
+    t0: int,
+    rules_field: Any = None,
+) -> tuple[list[dict[str, Any]], int]:
+    """Play one game; return its events (dicts in log order) and the time after its last event.
+
+    `rules_field` is what game_start says in `rules` (default: `rules_value(rules)`).
+    """
+    tabs = dice_tables(rules)
+    rolls = rolls_by_index()
+    hms = _hms()
+    players = list(table.players)
+    n = len(players)
+    bots = [BOTS[b] for b in table.bots]
+    choose = [tabs.choice[b.keep] for b in bots]
+    bank_at = [b.bank_at for b in bots]
+    tie_ok = [b.settles_for_tie for b in bots]
+    opening, min_bank = rules.opening, rules.min_bank
+    penalty, after, target = rules.farkle_penalty, rules.penalty_after, rules.target
+    rnd = rng.random
+
+    t = t0
+    day, sec = divmod(t, 86400)
+    prefix, day_end = _day(day), (day + 1) * 86400
+
+    events: list[dict[str, Any]] = []
+    app = events.append
+    app(
+        {
+            "game_id": gid,
+            "seq": 1,
+            "ts": prefix + hms[sec],
+            "type": "game_start",
+            "players": players,
+            "rules": rules_value(rules) if rules_field is None else rules_field,
+            "bots": dict(zip(players, table.bots)),
+        }
+    )
+    seq = 1
+    totals = [0] * n
+    opened = [False] * n
+    streak = [0] * n
+    first = -1  # seat of the first player to reach the target
+    remaining = 0  # turns left in the final round
+    p = 0
+    turns = 0
+    tired = TIRED_AFTER * n
+    while True:
+        name = players[p]
+        ch = choose[p]
+        turns += 1
+        bars = bank_at[p] if turns <= tired else BOTS["cautious"].bank_at
+        need = min_bank if opened[p] else max(opening, min_bank)
+        pts = 0
+        left = 6
+        while True:
+            idx = int(rnd() * POW6[left])
+            t += 2 + (idx & 3)
+            if t >= day_end:
+                day = t // 86400
+                prefix, day_end = _day(day), (day + 1) * 86400
+            seq += 1
+            app({"game_id": gid, "seq": seq, "ts": prefix + hms[t - day_end + 86400], "type": "roll", "player": name, "dice": rolls[left][idx]})
+            c = ch[left][idx]
+            t += 1 + (idx & 7)
+            if t >= day_end:
+                day = t // 86400
+                prefix, day_end = _day(day), (day + 1) * 86400
+            seq += 1
+            ts = prefix + hms[t - day_end + 86400]
+            if c is None:
+                s = streak[p] + 1
+                if penalty:
+                    if s == after:
+                        totals[p] -= penalty
+                        s = 0
+                    app({"game_id": gid, "seq": seq, "ts": ts, "type": "farkle", "player": name, "total": totals[p]})
+                else:
+                    app({"game_id": gid, "seq": seq, "ts": ts, "type": "farkle", "player": name})
+                streak[p] = s
+                break
+            kdice, kval, kn = c
+            pts += kval
+            left -= kn
+            if left == 0:
+                left = 6
+            app({"game_id": gid, "seq": seq, "ts": ts, "type": "keep", "player": name, "dice": kdice, "points": kval})
+            if pts >= need:
+                if first < 0:
+                    bank = pts >= bars[left]
+                else:
+                    best = max(totals[q] for q in range(n) if q != p)
+                    mine = totals[p] + pts
+                    bank = mine > best or (mine == best and tie_ok[p])
+                if bank:
+                    totals[p] += pts
+                    opened[p] = True
+                    streak[p] = 0
+                    t += 1 + (idx & 3)
+                    if t >= day_end:
+                        day = t // 86400
+                        prefix, day_end = _day(day), (day + 1) * 86400
+                    seq += 1
+                    app({"game_id": gid, "seq": seq, "ts": prefix + hms[t - day_end + 86400], "type": "bank", "player": name, "points": pts, "total": totals[p]})
+                    break
+        if first < 0:
+            if totals[p] >= target:
+                first = p
+                remaining = n - 1
+        else:
+            remaining -= 1
+        if first >= 0 and remaining == 0:
+            break
+        p += 1
+        if p == n:
+            p = 0
+    top = max(totals)
+    winners = [players[q] for q in range(n) if totals[q] == top]
+    t += 5
+    seq += 1
+    app(
+        {
+            "game_id": gid,
+            "seq": seq,
+            "ts": rfc3339(t),
+            "type": "game_end",
+            "winner": winners[0] if len(winners) == 1 else winners,
+            "scores": dict(zip(players, totals)),
+        }
+    )
+    return events, t
