@@ -1,0 +1,139 @@
+"""Gather what the report shows: the stats tables plus a few report-only SQL models.
+
+Every figure is computed by DuckDB. The stats tables come from the SQL models of `sql/`
+(the same ones `farkle-logs stats` runs, through `pipeline.stats.session` and `run`); the
+report adds its own models in `pipeline/report/sql/` (headline numbers, the bank-vs-roll
+grid, findings by code and period, the most disputed games and the turn-by-turn timelines of
+detailed games), written the same way and resolved against the stats models by name. Python
+only picks rows to show (top players, top games) and turns Arrow tables into chart data.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.dataset_check import Dataset, open_dataset
+from pipeline.stats import TABLE_NAMES, Filters, run, session
+from pipeline.stats.runner import Model, load_models, set_variables
+
+REPORT_SQL_DIR = Path(__file__).resolve().parent / "sql"
+
+# Caps that keep the page small whatever the dataset's size (see docs/report.md).
+TOP_PLAYERS = 30  # players one can pick in the per-player charts (by finished turns)
+LEADERBOARD_ROWS = 100  # rows of the player table (by games, then wins)
+TOP_GAMES = 10  # most disputed games listed and detailed on the page
+
+# The report's own models, in the order they are run.
+REPORT_TABLES = (
+    "overview",
+    "bank_heatmap",
+    "findings_by_code",
+    "findings_by_period",
+    "disputed_games",
+)
+GAME_TABLES = ("game_players", "game_turns", "game_findings")
+
+
+class GameNotFound(LookupError):
+    """--game names a game the dataset does not hold."""
+
+
+@dataclass
+class ReportData:
+    """The tables one page is drawn from (all small: aggregated or capped)."""
+
+    dataset: str
+    filters: Filters
+    stats: dict[str, pa.Table]  # pipeline.stats tables, by name (TABLE_NAMES)
+    report: dict[str, pa.Table]  # report models, by name (REPORT_TABLES)
+    players: list[str]  # the players one can pick in per-player charts, most turns first
+    players_total: int  # players in scope (the pick list may be shorter)
+    games: dict[str, pa.Table] = field(default_factory=dict)  # GAME_TABLES for detailed games
+    detailed_games: list[str] = field(default_factory=list)  # ids, in page order
+    dispute_game: str | None = None  # --game: the game whose full timeline leads the page
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@cache
+def report_models() -> dict[str, Model]:
+    """The stats models plus the report's, dependencies resolved across both sets."""
+    base = load_models()
+    mine = load_models(REPORT_SQL_DIR)
+    clash = sorted(base.keys() & mine.keys())
+    if clash:
+        raise RuntimeError(f"report SQL model(s) {', '.join(clash)} also exist in sql/: rename one")
+    names = base.keys() | mine.keys()
+    models = dict(base)
+    for name, model in mine.items():
+        words = set(_WORD.findall(re.sub(r"--[^\n]*", "", model.sql)))
+        deps = tuple(sorted(n for n in names if n != name and n in words))
+        models[name] = dataclasses.replace(model, depends_on=deps)
+    return models
+
+
+def gather(
+    dataset: str | Path | Dataset,
+    filters: Filters = Filters(),
+    *,
+    dispute_game: str | None = None,
+    top_games: int = TOP_GAMES,
+) -> ReportData:
+    """Run every model the page needs over one DuckDB session.
+
+    dispute_game: a game id whose full turn-by-turn timeline leads the page; the statistics
+    then cover that game only (filters.game is set to it). Raises GameNotFound if the dataset
+    has no such game, DatasetError if `dataset` is not a dataset.
+    """
+    ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
+    if dispute_game is not None:
+        filters = dataclasses.replace(filters, game=dispute_game)
+    models = report_models()
+    with session(ds, filters) as con:
+        set_variables(con, {"r_top_games": top_games, "r_games": []})
+        if dispute_game is not None:
+            found = con.execute("select count(*) from src_games where game_id = ?", [dispute_game]).fetchone()
+            if not found or found[0] == 0:
+                raise GameNotFound(f"{ds.path}: no game {dispute_game!r} in this dataset")
+        stats = {name: run(con, f"rpt_{name}", models) for name in TABLE_NAMES}
+        report = {name: run(con, f"rpt_report_{name}", models) for name in REPORT_TABLES}
+        detailed = [dispute_game] if dispute_game is not None else []
+        detailed += [g for g in report["disputed_games"].column("game_id").to_pylist() if g not in detailed]
+        set_variables(con, {"r_games": detailed})
+        games = {name: run(con, f"rpt_report_{name}", models) for name in GAME_TABLES}
+    summary = stats["player_summary"]
+    per_player = summary.filter(pc.equal(summary["scope"], "player"))
+    ranked = per_player.sort_by([("turns", "descending"), ("player", "ascending")])
+    return ReportData(
+        dataset=str(ds.path),
+        filters=filters,
+        stats=stats,
+        report=report,
+        players=ranked.column("player").to_pylist()[:TOP_PLAYERS],
+        players_total=per_player.num_rows,
+        games=games,
+        detailed_games=detailed,
+        dispute_game=dispute_game,
+    )
+
+
+def for_players(table: pa.Table, players: list[str]) -> pa.Table:
+    """The overall rows and the rows of `players` (a stats table with scope/player columns)."""
+    keep = pc.or_(
+        pc.equal(table["scope"], "overall"),
+        pc.fill_null(pc.is_in(table["player"], value_set=pa.array(players, pa.string())), False),
+    )
+    return table.filter(keep)
+
+
+def game_rows(data: ReportData, table: str, game_id: str) -> list[dict]:
+    """Rows of one detailed game from a GAME_TABLES table."""
+    t = data.games[table]
+    return t.filter(pc.equal(t["game_id"], game_id)).to_pylist()
