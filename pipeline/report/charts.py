@@ -1,0 +1,376 @@
+"""Chart builders: pure functions from small Arrow tables to Altair charts.
+
+Each builder takes tables already aggregated by SQL (pipeline.stats or the report's models)
+and returns an `alt.Chart` (or layer) with a title, axis titles with units and tooltips. No
+builder computes a statistic: the browser only filters rows (the player picker), reshapes the
+dice-face counts and formats numbers.
+
+Per-player charts hold the overall rows and those of the players the report lets you pick
+(`players`); a drop-down (a Vega-Lite parameter bound to a select) chooses the rows shown.
+Row keys are `overall` and `p:<name>`, so no player name can pass for the overall rows.
+
+The data-independent part of every spec is pinned by tests/snapshots (see spec_skeleton).
+"""
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from typing import Any, Iterable
+
+import altair as alt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+# A chart never embeds more rows than this: the tables are aggregates (a few rows per player
+# at most), so hitting it means a bug upstream, not a big dataset.
+MAX_ROWS = 20_000
+
+OVERALL = "overall"
+ALL_PLAYERS = "All players"
+POINT_BUCKETS = [f"{lo}-{lo + 250}" for lo in range(0, 3000, 250)] + ["3000+"]
+TURN_BUCKETS = ["farkle"] + POINT_BUCKETS
+SEVERITY_COLORS = {"error": "#c0392b", "warning": "#e67e22", "info": "#7f8c8d"}
+WIDTH = 560
+HEIGHT = 280
+
+
+class TooManyRows(ValueError):
+    """A chart was handed more rows than MAX_ROWS: aggregate in SQL first."""
+
+
+def _rows(table: pa.Table, columns: Iterable[str]) -> list[dict[str, Any]]:
+    if table.num_rows > MAX_ROWS:
+        raise TooManyRows(f"{table.num_rows} rows for one chart (limit {MAX_ROWS}): aggregate in SQL first")
+    return table.select(list(columns)).to_pylist()
+
+
+def _keyed(table: pa.Table, columns: Iterable[str], players: list[str]) -> list[dict[str, Any]]:
+    """Rows of the overall scope and of `players`, each with its picker key in `who`."""
+    keep = pc.or_(
+        pc.equal(table["scope"], OVERALL),
+        pc.fill_null(pc.is_in(table["player"], value_set=pa.array(players, pa.string())), False),
+    )
+    rows = _rows(table.filter(keep), ["scope", "player", *columns])
+    for row in rows:
+        scope, player = row.pop("scope"), row.pop("player")
+        row["who"] = OVERALL if scope == OVERALL else f"p:{player}"
+    return rows
+
+
+def player_picker(name: str, players: list[str]) -> alt.Parameter:
+    """A drop-down choosing 'All players' or one player; its value is a row key."""
+    return alt.param(
+        name=name,
+        value=OVERALL,
+        bind=alt.binding_select(
+            options=[OVERALL, *(f"p:{p}" for p in players)],
+            labels=[ALL_PLAYERS, *players],
+            name="Player: ",
+        ),
+    )
+
+
+def _title(text: str, subtitle: str) -> alt.Title:
+    return alt.Title(text, subtitle=subtitle, anchor="start")
+
+
+# --------------------------------------------------------------------------- bust rate
+def bust_rate(table: pa.Table, players: list[str]) -> alt.LayerChart:
+    """Observed farkle rate by dice thrown, with its 95 % Wilson interval, against the exact
+    odds of the games' rulesets (stats table bust_rate_by_dice_left)."""
+    rows = _keyed(
+        table,
+        ["dice", "rolls", "farkles", "bust_rate", "wilson_lo", "wilson_hi", "exact_rate", "p_value", "off"],
+        players,
+    )
+    who = player_picker("bust_player", players)
+    x = alt.X("dice:O", title="Dice thrown (number of dice in the roll)", sort=[1, 2, 3, 4, 5, 6],
+              scale=alt.Scale(domain=[1, 2, 3, 4, 5, 6]), axis=alt.Axis(labelAngle=0))
+    y_title = "Farkle rate (% of rolls)"
+    color = alt.Color(
+        "series:N",
+        title=None,
+        scale=alt.Scale(domain=["observed, 95 % interval", "exact odds"], range=["#1f77b4", "#d62728"]),
+        legend=alt.Legend(orient="top"),
+    )
+    tooltip = [
+        alt.Tooltip("dice:O", title="dice thrown"),
+        alt.Tooltip("rolls:Q", title="rolls", format=","),
+        alt.Tooltip("farkles:Q", title="farkles", format=","),
+        alt.Tooltip("bust_rate:Q", title="observed", format=".2%"),
+        alt.Tooltip("wilson_lo:Q", title="95 % interval from", format=".2%"),
+        alt.Tooltip("wilson_hi:Q", title="95 % interval to", format=".2%"),
+        alt.Tooltip("exact_rate:Q", title="exact odds", format=".2%"),
+        alt.Tooltip("p_value:Q", title="p-value", format=".2g"),
+        alt.Tooltip("off:N", title="exact odds outside interval"),
+    ]
+    base = alt.Chart().transform_filter(alt.datum.who == who)
+    interval = base.mark_rule(strokeWidth=3).encode(
+        x=x,
+        y=alt.Y("wilson_lo:Q", title=y_title, axis=alt.Axis(format="%"), scale=alt.Scale(zero=True)),
+        y2="wilson_hi:Q",
+        color=color,
+        tooltip=tooltip,
+    ).transform_calculate(series="'observed, 95 % interval'")
+    observed = base.mark_point(filled=True, size=70).encode(
+        x=x, y=alt.Y("bust_rate:Q", title=y_title), color=color, tooltip=tooltip
+    ).transform_calculate(series="'observed, 95 % interval'")
+    exact = base.mark_tick(thickness=2, size=28).encode(
+        x=x, y=alt.Y("exact_rate:Q", title=y_title), color=color, tooltip=tooltip
+    ).transform_calculate(series="'exact odds'")
+    return alt.layer(interval, observed, exact, data=alt.Data(values=rows)).add_params(who).properties(
+        width=WIDTH,
+        height=HEIGHT,
+        title=_title("Bust rate by dice thrown", "Observed share of rolls that scored nothing, against the exact odds"),
+    )
+
+
+# --------------------------------------------------------------------------- turn value
+def turn_value(buckets: pa.Table, summary: pa.Table, players: list[str]) -> alt.LayerChart:
+    """Distribution of points per finished turn, farkles as their own bar (stats tables
+    turn_value_buckets and turn_value), with the mean and median as text."""
+    rows = _keyed(buckets, ["bucket", "turns", "share"], players)
+    for row in rows:
+        row["kind"] = "farkled (0 points)" if row["bucket"] == "farkle" else "banked"
+    means = _keyed(summary, ["turns", "mean_points", "median_points"], players)
+    who = player_picker("turn_player", players)
+    bars = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
+        x=alt.X("bucket:N", title="Points of the turn (corrected; banked turns in 250-point buckets)",
+                sort=TURN_BUCKETS, scale=alt.Scale(domain=TURN_BUCKETS), axis=alt.Axis(labelAngle=-40)),
+        y=alt.Y("share:Q", title="Share of finished turns (%)", axis=alt.Axis(format="%")),
+        color=alt.Color("kind:N", title=None,
+                        scale=alt.Scale(domain=["farkled (0 points)", "banked"], range=["#c0392b", "#1f77b4"]),
+                        legend=alt.Legend(orient="top")),
+        tooltip=[
+            alt.Tooltip("bucket:N", title="turn points"),
+            alt.Tooltip("turns:Q", title="turns", format=","),
+            alt.Tooltip("share:Q", title="share of turns", format=".1%"),
+        ],
+    ).transform_filter(alt.datum.who == who)
+    note = alt.Chart(alt.Data(values=means)).mark_text(
+        align="right", baseline="top", x="width", y=4, fontSize=12
+    ).encode(
+        text="label:N",
+    ).transform_filter(alt.datum.who == who).transform_calculate(
+        label="'mean ' + format(datum.mean_points, ',.0f') + ' · median ' + format(datum.median_points, ',.0f')"
+              " + ' points per turn over ' + format(datum.turns, ',') + ' turns'"
+    )
+    return alt.layer(bars, note).add_params(who).properties(
+        width=WIDTH,
+        height=HEIGHT,
+        title=_title("Points per turn", "Every finished turn; a farkled turn scores 0"),
+    )
+
+
+# --------------------------------------------------------------------------- bank vs roll
+def bank_heatmap(table: pa.Table) -> alt.LayerChart:
+    """Share of banks among bank-or-roll choices by dice left and turn points so far
+    (report table bank_heatmap)."""
+    rows = _rows(table, ["dice_left", "bucket", "decisions", "banks", "rolls", "bank_rate",
+                         "rolled_farkles", "farkle_rate_after_roll"])
+    x = alt.X("bucket:O", title="Turn points so far, this keep included (250-point buckets)",
+              sort=POINT_BUCKETS, scale=alt.Scale(domain=POINT_BUCKETS), axis=alt.Axis(labelAngle=-40))
+    y = alt.Y("dice_left:O", title="Dice left to roll (number of dice)", sort=[6, 5, 4, 3, 2, 1],
+              scale=alt.Scale(domain=[6, 5, 4, 3, 2, 1]))
+    tooltip = [
+        alt.Tooltip("dice_left:O", title="dice left"),
+        alt.Tooltip("bucket:O", title="turn points"),
+        alt.Tooltip("decisions:Q", title="choices", format=","),
+        alt.Tooltip("banks:Q", title="banked", format=","),
+        alt.Tooltip("rolls:Q", title="rolled on", format=","),
+        alt.Tooltip("bank_rate:Q", title="share banked", format=".1%"),
+        alt.Tooltip("farkle_rate_after_roll:Q", title="farkled after rolling on", format=".1%"),
+    ]
+    cells = alt.Chart().mark_rect(stroke="white").encode(
+        x=x,
+        y=y,
+        color=alt.Color("bank_rate:Q", title="Share banked (%)", scale=alt.Scale(domain=[0, 1], scheme="blues"),
+                        legend=alt.Legend(format="%")),
+        tooltip=tooltip,
+    )
+    labels = alt.Chart().mark_text(fontSize=10).encode(
+        x=x,
+        y=y,
+        text=alt.Text("bank_rate:Q", format=".0%"),
+        color=alt.condition(alt.datum.bank_rate > 0.55, alt.value("white"), alt.value("black")),
+        tooltip=tooltip,
+    )
+    return alt.layer(cells, labels, data=alt.Data(values=rows)).properties(
+        width=WIDTH,
+        height=240,
+        title=_title("Bank or roll on", "After a keep: share of choices that banked, by dice left and turn points"),
+    )
+
+
+# --------------------------------------------------------------------------- findings
+def findings_by_code(table: pa.Table) -> alt.Chart:
+    """Audit findings per code, coloured by severity (report table findings_by_code)."""
+    rows = _rows(table, ["code", "severity", "findings", "games", "players"])
+    return alt.Chart(alt.Data(values=rows)).mark_bar().encode(
+        y=alt.Y("code:N", title="Finding code", sort="-x"),
+        x=alt.X("findings:Q", title="Findings (count)", axis=alt.Axis(format=",d", tickMinStep=1)),
+        color=alt.Color("severity:N", title="Severity",
+                        scale=alt.Scale(domain=list(SEVERITY_COLORS), range=list(SEVERITY_COLORS.values())),
+                        legend=alt.Legend(orient="top")),
+        tooltip=[
+            alt.Tooltip("code:N", title="code"),
+            alt.Tooltip("severity:N", title="severity"),
+            alt.Tooltip("findings:Q", title="findings", format=","),
+            alt.Tooltip("games:Q", title="games", format=","),
+            alt.Tooltip("players:Q", title="players", format=","),
+        ],
+    ).properties(
+        width=WIDTH,
+        height=alt.Step(18),
+        title=_title("Audit findings by code", "What the audit found, most frequent first"),
+    )
+
+
+PERIOD_TITLES = {
+    "day": "Day the game started (UTC)",
+    "week": "Week the game started (UTC, weeks start on Monday)",
+    "month": "Month the game started (UTC)",
+}
+PERIOD_FORMATS = {"day": "%Y-%m-%d", "week": "%Y-%m-%d", "month": "%b %Y"}
+
+
+def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
+    """Audit findings per period, stacked by code (report table findings_by_period; rows
+    with no period are left out). `unit` is the table's period: day, week or month; each bar
+    spans its period, from `period` to `period_end` (UTC dates)."""
+    dated = table.filter(pc.is_valid(table["period"]))
+    rows = _rows(dated, ["period", "period_end", "code", "severity", "findings"])
+    axis = alt.Axis(format=PERIOD_FORMATS[unit], labelAngle=-40)
+    if unit in ("day", "month"):  # one tick per period (or every few), never between two
+        periods = 1
+        if dated.num_rows:
+            first = dt.date.fromisoformat(pc.min(dated["period"]).as_py())
+            last = dt.date.fromisoformat(pc.max(dated["period_end"]).as_py())
+            periods = (last - first).days if unit == "day" else (last.year - first.year) * 12 + last.month - first.month
+        axis = alt.Axis(format=PERIOD_FORMATS[unit], labelAngle=-40,
+                        tickCount=alt.TimeIntervalStep(interval=unit, step=max(1, -(-periods // 16))))
+    return alt.Chart(alt.Data(values=rows)).mark_bar(stroke="white", strokeWidth=0.5).encode(
+        x=alt.X("period:T", title=PERIOD_TITLES[unit], scale=alt.Scale(type="utc"), axis=axis),
+        x2="period_end:T",
+        y=alt.Y("sum(findings):Q", title="Findings (count)", axis=alt.Axis(format=",d", tickMinStep=1)),
+        color=alt.Color("code:N", title="Finding code", scale=alt.Scale(scheme="tableau20")),
+        tooltip=[
+            alt.Tooltip("period:N", title=f"{unit} from (UTC)"),
+            alt.Tooltip("code:N", title="code"),
+            alt.Tooltip("sum(findings):Q", title="findings", format=","),
+        ],
+    ).properties(
+        width=WIDTH,
+        height=220,
+        title=_title("Audit findings over time", f"Per {unit}, by the start of the game they were found in"),
+    )
+
+
+# --------------------------------------------------------------------------- dice faces
+FACES = [f"face_{i}" for i in range(1, 7)]
+
+
+def dice_faces(table: pa.Table, players: list[str]) -> alt.LayerChart:
+    """Share of dice showing each face, against 1/6, with Pearson's chi-square test
+    (stats table dice_fairness)."""
+    rows = _keyed(table, [*FACES, "dice", "chi2", "p_value"], players)
+    who = player_picker("dice_player", players)
+    base = alt.Chart().transform_filter(alt.datum.who == who)
+    tooltip = [
+        alt.Tooltip("face:O", title="face"),
+        alt.Tooltip("count:Q", title="dice showing it", format=","),
+        alt.Tooltip("share:Q", title="share", format=".2%"),
+        alt.Tooltip("expected:Q", title="expected if fair", format=",.1f"),
+        alt.Tooltip("dice:Q", title="dice rolled", format=","),
+    ]
+    bars = base.transform_fold(FACES, as_=["column", "count"]).transform_calculate(
+        face="toNumber(substring(datum.column, 5))",
+        share="datum.dice > 0 ? datum.count / datum.dice : null",
+        expected="datum.dice / 6",
+    ).mark_bar().encode(
+        x=alt.X("face:O", title="Face (pips)", sort=[1, 2, 3, 4, 5, 6], scale=alt.Scale(domain=[1, 2, 3, 4, 5, 6]),
+                axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("share:Q", title="Share of dice showing the face (%)", axis=alt.Axis(format="%")),
+        tooltip=tooltip,
+    )
+    fair = alt.Chart().mark_rule(color="#d62728", strokeDash=[6, 3]).encode(y=alt.datum(1 / 6))
+    test = base.mark_text(align="right", baseline="top", x="width", y=4, fontSize=12).encode(
+        text="label:N"
+    ).transform_calculate(
+        label="datum.dice > 0 ? 'chi² = ' + format(datum.chi2, '.1f') + ' (5 df), p = ' + format(datum.p_value, '.2g')"
+              " + ' over ' + format(datum.dice, ',') + ' dice' : 'no dice rolled'"
+    )
+    return alt.layer(bars, fair, test, data=alt.Data(values=rows)).add_params(who).properties(
+        width=WIDTH,
+        height=HEIGHT,
+        title=_title("Dice faces", "Share of all dice rolled showing each face; dashed line: a fair die (1/6)"),
+    )
+
+
+# --------------------------------------------------------------------------- dispute view
+def dispute_totals(turns: pa.Table) -> alt.LayerChart:
+    """One game's running totals per player, claimed (dashed) and corrected (solid), turn by
+    turn, with the turns that have findings marked (report table game_turns of one game)."""
+    rows = _rows(turns, ["position", "player", "turn", "outcome", "claimed_points", "corrected_points",
+                         "claimed_total", "corrected_total", "codes"])
+    x = alt.X("position:Q", title="Turn of the game (in the order played)", axis=alt.Axis(format="d", tickMinStep=1))
+    tooltip = [
+        alt.Tooltip("position:Q", title="turn of the game"),
+        alt.Tooltip("player:N", title="player"),
+        alt.Tooltip("turn:Q", title="player's turn"),
+        alt.Tooltip("outcome:N", title="outcome"),
+        alt.Tooltip("claimed_points:Q", title="points claimed", format=","),
+        alt.Tooltip("corrected_points:Q", title="points by the dice", format=","),
+        alt.Tooltip("claimed_total:Q", title="total claimed", format=","),
+        alt.Tooltip("corrected_total:Q", title="total by the dice", format=","),
+        alt.Tooltip("codes:N", title="findings"),
+    ]
+    lines = alt.Chart().transform_fold(
+        ["claimed_total", "corrected_total"], as_=["ledger_column", "total"]
+    ).transform_calculate(
+        ledger="datum.ledger_column == 'claimed_total' ? 'claimed' : 'by the dice'"
+    ).mark_line(point=True, interpolate="step-after").encode(
+        x=x,
+        y=alt.Y("total:Q", title="Banked total after the turn (points)"),
+        color=alt.Color("player:N", title="Player"),
+        strokeDash=alt.StrokeDash("ledger:N", title="Total",
+                                  scale=alt.Scale(domain=["claimed", "by the dice"], range=[[5, 3], [1, 0]]),
+                                  legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2,
+                                                    symbolStrokeColor="#333")),
+        detail="ledger:N",
+        tooltip=tooltip,
+    )
+    marks = alt.Chart().transform_filter(alt.datum.codes != "").mark_point(
+        shape="diamond", size=160, filled=True, color="#c0392b", opacity=0.85
+    ).encode(x=x, y=alt.Y("claimed_total:Q", title="Banked total after the turn (points)"), tooltip=tooltip)
+    return alt.layer(lines, marks, data=alt.Data(values=rows)).properties(
+        width=WIDTH + 140,
+        height=HEIGHT,
+        title=_title("Totals turn by turn", "Claimed (dashed) and by the dice (solid); red diamonds: turns with findings"),
+    )
+
+
+# --------------------------------------------------------------------------- snapshots
+def spec_skeleton(chart: alt.TopLevelMixin) -> dict[str, Any]:
+    """The data-independent part of a chart's spec: data values and the picker's player list
+    replaced by placeholders (what tests/snapshots pins)."""
+    spec = copy.deepcopy(chart.to_dict())
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {}
+            for key, value in node.items():
+                if key == "values" and isinstance(value, list):
+                    out[key] = "<data>"
+                elif key == "datasets":
+                    out[key] = "<data>"
+                elif key in ("options", "labels") and isinstance(value, list):
+                    out[key] = value[:1] + (["<players>"] if len(value) > 1 else [])
+                else:
+                    out[key] = walk(value)
+            return out
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(spec)
