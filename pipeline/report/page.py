@@ -1,0 +1,639 @@
+"""The HTML page: one self-contained file, every section, every chart, one embedded bundle.
+
+Layout: a header (title, what the figures cover), a table of contents, then the sections of
+SECTIONS in order (the dispute view first when the report is about one game). Each chart is
+a <figure data-chart=ID> holding an empty <div> and a caption saying how to read it; its
+Vega-Lite spec sits in <script type="application/json" id="spec-ID">. One script at the end
+hands every spec to vegaEmbed (SVG renderer) and marks each figure data-rendered="ok" or
+"error" (the error text goes into the figure), then sets <body data-charts="done">.
+
+Offline by construction: the Vega/Vega-Lite/Vega-Embed bundle is inlined once, the page loads
+no URL, and a Content-Security-Policy forbids it to (no connect, no remote image, font, style
+or script); a violation would be written into #csp-violations. Everything from the logs
+(player names, game ids, messages) is HTML-escaped, and JSON in script tags has <, > and &
+escaped, so a hostile name cannot end a script.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import altair as alt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.report import charts
+from pipeline.report.data import LEADERBOARD_ROWS, ReportData, game_rows
+
+CSP = (
+    "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
+    "img-src data: blob:; font-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'"
+)
+EMBED_OPTIONS = {
+    "renderer": "svg",
+    "actions": {"export": True, "source": False, "compiled": False, "editor": False},
+}
+
+# Section id -> heading, in page order ("dispute" only with --game).
+SECTIONS: dict[str, str] = {
+    "overview": "Overview",
+    "dispute": "Dispute view",
+    "bust": "Bust rate by dice left",
+    "turns": "Turn value",
+    "decisions": "Bank or roll",
+    "players": "Players",
+    "findings": "Audit findings",
+    "dice": "Dice fairness",
+}
+
+# Chart id -> the sentence under it saying how to read it.
+HOW_TO_READ: dict[str, str] = {
+    "bust": (
+        "Each dot is the share of rolls with that many dice that scored nothing, the blue bar its 95 % "
+        "interval, the red tick the exact odds of the rules played. A tick outside its bar means the "
+        "dice, or the logs, behave unlike fair dice would."
+    ),
+    "turns": (
+        "The bars spread the finished turns over their points; the red bar is the turns lost to a "
+        "farkle, which count as 0. Pick a player to see their turns instead of everyone's."
+    ),
+    "decisions": (
+        "Each cell is one situation after a keep: how many dice were left to roll and how many points "
+        "the turn held. Dark cells are where players mostly banked, pale ones where they rolled on; "
+        "hover for the counts, as cells with few choices can mislead."
+    ),
+    "findings_by_code": (
+        "Each bar counts the audit's findings of one kind: red are errors (the log breaks the rules "
+        "or miscounts), orange are warnings (such as a log that stops before the game ends)."
+    ),
+    "findings_over_time": (
+        "Bars stack the findings of each period by the date their game started; a tall bar points "
+        "at a period worth a closer look."
+    ),
+    "dice": (
+        "Bars show how often each face came up; with fair dice every bar sits near the dashed 1/6 line. "
+        "The p-value is the chance that fair dice show an imbalance at least this large: below 0.001 "
+        "is suspicious, though among many players a few small p-values happen by chance."
+    ),
+    "dispute": (
+        "Each step is a player's banked total after a turn: dashed as claimed in the log, solid as the "
+        "dice allow. Where the two lines part, a claim was wrong; red diamonds mark turns with findings."
+    ),
+}
+
+
+@dataclass
+class Figure:
+    id: str
+    chart: alt.TopLevelMixin
+    caption: str
+
+
+def esc(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def script_json(value: Any) -> str:
+    """JSON safe inside a <script> element (no '</script>', no '<!--')."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def fmt_int(value: Any) -> str:
+    return "–" if value is None else f"{int(value):,}"
+
+
+def fmt_pct(value: Any, digits: int = 1) -> str:
+    return "–" if value is None else f"{100 * float(value):.{digits}f} %"
+
+
+def fmt_num(value: Any, digits: int = 0) -> str:
+    return "–" if value is None else f"{float(value):,.{digits}f}"
+
+
+def fmt_p(value: Any) -> str:
+    return "–" if value is None else f"{float(value):.2g}"
+
+
+def plural(n: Any, word: str, words: str | None = None) -> str:
+    """'1 error', '3 errors' (n formatted with thousands separators)."""
+    return f"{fmt_int(n)} {word if n == 1 else (words or word + 's')}"
+
+
+def fmt_ts(value: dt.datetime | None) -> str:
+    return "–" if value is None else value.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def dice_text(dice: list[int] | None) -> str:
+    return " ".join(str(d) for d in dice) if dice else "–"
+
+
+# --------------------------------------------------------------------------- sections
+def describe_filters(data: ReportData) -> str:
+    f = data.filters
+    parts = []
+    if f.game:
+        parts.append(f"game {f.game}")
+    if f.player:
+        parts.append(f"player {f.player}")
+    if f.rules is not None:
+        parts.append(f"rules {f.rules.name}")
+    if f.since:
+        parts.append(f"games started on or after {f.since.isoformat()}")
+    if f.until:
+        parts.append(f"games started on or before {f.until.isoformat()}")
+    return "; ".join(parts) if parts else "all games"
+
+
+def overview(data: ReportData) -> str:
+    o = data.report["overview"].to_pylist()[0]
+    period = "no timestamps"
+    if o["first_ts"] is not None:
+        days = (o["last_ts"] - o["first_ts"]).total_seconds() / 86400
+        span = f"{days:,.1f} days" if days >= 1 else f"{days * 24:,.1f} hours"
+        period = f"{fmt_ts(o['first_ts'])} to {fmt_ts(o['last_ts'])} ({span})"
+        if o["games_without_time"]:
+            period += f"; {fmt_int(o['games_without_time'])} games without timestamps"
+    tiles = [
+        ("Games", fmt_int(o["games"]), f"{fmt_int(o['complete_games'])} complete"),
+        ("Players", fmt_int(o["players"]), ""),
+        ("Turns", fmt_int(o["turns"]), f"{fmt_int(o['rolls'])} rolls"),
+        ("Events", fmt_int(o["events"]), "valid log lines of these games"),
+        ("Findings", fmt_int(o["findings"]),
+         f"{plural(o['error_findings'], 'error')} in {plural(o['disputed_games'], 'game')}"),
+    ]
+    cells = "".join(
+        f'<div class="tile" data-figure="{esc(name.lower())}"><div class="label">{esc(name)}</div>'
+        f'<div class="value">{value}</div><div class="sub">{esc(sub)}</div></div>'
+        for name, value, sub in tiles
+    )
+    notes = [f"<b>Period covered:</b> {esc(period)}."]
+    if o["rulesets"]:
+        notes.append(f"<b>Rules:</b> {esc(', '.join(o['rulesets']))}.")
+    notes.append(f"<b>Covers:</b> {esc(describe_filters(data))}.")
+    if o["findings_outside_games"]:
+        notes.append(
+            f"{fmt_int(o['findings_outside_games'])} findings belong to no stored game (unreadable lines, "
+            "events of unknown games); they are counted in the findings but not in any game."
+        )
+    if o["games"] == 0:
+        notes.append('<span class="empty">No games match these filters: the charts below are empty.</span>')
+    return f'<div class="tiles">{cells}</div><p class="notes">{" ".join(notes)}</p>'
+
+
+def figure_html(fig: Figure) -> str:
+    return (
+        f'<figure class="chart" id="chart-{fig.id}" data-chart="{fig.id}">'
+        f'<div class="vega"></div>'
+        f'<figcaption class="how">{esc(fig.caption)}</figcaption>'
+        f'<script type="application/json" id="spec-{fig.id}">{script_json(fig.chart.to_dict())}</script>'
+        f"</figure>"
+    )
+
+
+def picker_note(data: ReportData) -> str:
+    if data.players_total > len(data.players):
+        return (
+            f'<p class="note">The player picker lists the {len(data.players)} players with the most turns '
+            f"(of {data.players_total:,}); `--player NAME` reports on anyone.</p>"
+        )
+    return ""
+
+
+LEADERBOARD_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
+    ("games", "games", fmt_int),
+    ("wins", "wins", fmt_int),
+    ("win_rate", "win rate", fmt_pct),
+    ("turns", "turns", fmt_int),
+    ("mean_turn_value", "mean turn (points)", fmt_num),
+    ("bust_rate", "bust rate (per roll)", fmt_pct),
+    ("hot_dice_per_100_turns", "hot dice / 100 turns", lambda v: fmt_num(v, 1)),
+    ("banks_below_300", "banks < 300", fmt_int),
+    ("findings", "findings", fmt_int),
+    ("claimed_points", "points claimed", fmt_int),
+    ("corrected_points", "points by the dice", fmt_int),
+    ("overclaimed_points", "overclaimed", fmt_int),
+]
+
+
+def leaderboard(data: ReportData) -> str:
+    summary = data.stats["player_summary"]
+    players = summary.filter(pc.equal(summary["scope"], "player")).sort_by(
+        [("wins", "descending"), ("win_rate", "descending"), ("games", "descending"), ("player", "ascending")]
+    )
+    overall = summary.filter(pc.equal(summary["scope"], "overall")).to_pylist()
+    shown = players.slice(0, LEADERBOARD_ROWS).to_pylist()
+    head = "".join(f'<th data-sort="num">{esc(title)}</th>' for _, title, _ in LEADERBOARD_COLUMNS)
+
+    def row(r: dict, name: str, cls: str = "") -> str:
+        cells = "".join(
+            f'<td data-value="{esc(r[col] if r[col] is not None else "")}">{fmt(r[col])}</td>'
+            for col, _, fmt in LEADERBOARD_COLUMNS
+        )
+        return f'<tr class="{cls}"><th scope="row" data-value="{esc(name)}">{esc(name)}</th>{cells}</tr>'
+
+    body = "".join(row(r, r["player"]) for r in shown)
+    foot = "".join(row(r, "all players", "total") for r in overall)
+    more = ""
+    if players.num_rows > len(shown):
+        more = f'<p class="note">Showing the {len(shown)} players with the most wins of {players.num_rows:,}.</p>'
+    return (
+        '<div class="scroll"><table class="sortable leaderboard">'
+        f'<thead><tr><th data-sort="text">player</th>{head}</tr></thead>'
+        f"<tbody>{body}</tbody><tfoot>{foot}</tfoot></table></div>{more}"
+        '<p class="how">One row per player, most wins first; click a heading to sort. Wins and win rate count '
+        "complete games won on the corrected scores; bust rate is farkles per roll; overclaimed is the points "
+        "claimed beyond what the dice were worth, summed over the player's final totals.</p>"
+    )
+
+
+def fairness_table(data: ReportData) -> str:
+    table = data.stats["dice_fairness"]
+    players = table.filter(pc.and_(pc.equal(table["scope"], "player"), pc.is_valid(table["p_value"])))
+    lowest = players.sort_by([("p_value", "ascending"), ("player", "ascending")]).slice(0, 10).to_pylist()
+    if not lowest:
+        return ""
+    rows = "".join(
+        f'<tr class="{"flag" if r["p_value"] < 0.001 else ""}"><th scope="row">{esc(r["player"])}</th>'
+        f'<td>{fmt_int(r["dice"])}</td><td>{fmt_num(r["chi2"], 1)}</td><td>{fmt_p(r["p_value"])}</td></tr>'
+        for r in lowest
+    )
+    return (
+        "<h3>Least uniform dice, by player</h3>"
+        '<table class="compact"><thead><tr><th>player</th><th>dice rolled</th><th>chi² (5 df)</th>'
+        f"<th>p-value</th></tr></thead><tbody>{rows}</tbody></table>"
+        f'<p class="how">The {len(lowest)} players whose faces stray furthest from uniform, smallest p-value '
+        "first; rows below 0.001 are highlighted.</p>"
+    )
+
+
+def game_anchor(data: ReportData, game_id: str) -> str:
+    if game_id == data.dispute_game:
+        return "dispute"
+    return f"game-{data.detailed_games.index(game_id) + 1}"
+
+
+def disputed_games(data: ReportData) -> str:
+    rows = data.report["disputed_games"].to_pylist()
+    if not rows:
+        return '<h3>Most disputed games</h3><p class="note">No game has findings.</p>'
+    body = "".join(
+        "<tr>"
+        f'<th scope="row"><a href="#{game_anchor(data, r["game_id"])}">{esc(r["game_id"])}</a></th>'
+        f"<td>{esc(r['started'] or '–')}</td><td>{fmt_int(r['errors'])}</td><td>{fmt_int(r['findings'])}</td>"
+        f"<td class=\"text\">{esc(', '.join(r['codes'] or []))}</td>"
+        f"<td class=\"text\">{esc(', '.join(r['winner_claimed'] or []) or '–')}</td>"
+        f'<td class="text{" flag" if r["winner_changed"] else ""}">{esc(", ".join(r["winner_corrected"] or []) or "–")}</td>'
+        f"<td>{fmt_int(r['overclaimed_points'])}</td>"
+        "</tr>"
+        for r in rows
+    )
+    return (
+        "<h3>Most disputed games</h3>"
+        '<div class="scroll"><table class="compact"><thead><tr><th>game</th><th>started (UTC)</th><th>errors</th>'
+        "<th>findings</th><th>codes</th><th>winner claimed</th><th>winner by the dice</th><th>overclaimed</th>"
+        f"</tr></thead><tbody>{body}</tbody></table></div>"
+        f'<p class="how">The {len(rows)} games with the most errors (a changed winner first); follow a game id to '
+        "the turns where things went wrong. A highlighted winner is not the one the log claimed.</p>"
+    )
+
+
+def _roll_html(roll: dict) -> str:
+    dice = dice_text(roll["dice"])
+    if not roll["scored"] and roll["kept"] is None:
+        return f'<div class="roll bust">{esc(dice)} <i>scores nothing</i></div>'
+    if roll["kept"] is None:
+        return f'<div class="roll">{esc(dice)}</div>'
+    claimed, worth = roll["kept_claimed"], roll["kept_value"]
+    value = f"{fmt_int(claimed)}"
+    cls = "roll"
+    if claimed != worth:
+        value = f"claimed {fmt_int(claimed)}, worth {fmt_int(worth)}"
+        cls += " wrong"
+    return f'<div class="{cls}">{esc(dice)} → kept <b>{esc(dice_text(roll["kept"]))}</b>: {esc(value)}</div>'
+
+
+def _points(claimed: Any, corrected: Any) -> str:
+    if claimed == corrected:
+        return fmt_int(claimed)
+    return f'<span class="wrong">{fmt_int(claimed)}</span> → {fmt_int(corrected)}'
+
+
+def _finding_html(f: dict) -> str:
+    return (
+        f'<div class="finding {esc(f["severity"])}"><code>{esc(f["code"])}</code> {esc(f["message"])}</div>'
+    )
+
+
+def turns_table(turns: list[dict], caption: str) -> str:
+    body = []
+    for t in turns:
+        severity = "error" if t["errors"] else ("warning" if t["finding_list"] else "")
+        rolls = "".join(_roll_html(r) for r in t["roll_list"]) or "–"
+        findings = "".join(_finding_html(f) for f in t["finding_list"])
+        body.append(
+            f'<tr class="{severity}" id="{esc(t["game_id"])}-seq-{t["start_seq"]}">'
+            f'<td>{t["position"]}</td><th scope="row">{esc(t["player"])} <small>turn {t["turn"]}</small></th>'
+            f"<td>{rolls}</td><td>{esc(t['outcome'])}</td>"
+            f'<td>{_points(t["claimed_points"], t["corrected_points"])}</td>'
+            f'<td>{_points(t["claimed_total"], t["corrected_total"])}</td>'
+            f"<td>{findings}</td></tr>"
+        )
+    return (
+        '<div class="scroll"><table class="timeline"><thead><tr><th>#</th><th>player</th>'
+        "<th>rolls (dice → kept: points)</th><th>outcome</th><th>points: claimed → by the dice</th>"
+        "<th>total: claimed → by the dice</th><th>findings</th></tr></thead>"
+        f'<tbody>{"".join(body)}</tbody></table></div><p class="how">{esc(caption)}</p>'
+    )
+
+
+def result_table(seats: list[dict]) -> str:
+    rows = "".join(
+        f'<tr><th scope="row">{esc(s["player"])}</th><td>{_points(s["claimed_total"], s["corrected_total"])}</td>'
+        f'<td>{"yes" if s["won_claimed"] else ""}</td>'
+        f'<td class="{"flag" if s["won_claimed"] != s["won_corrected"] else ""}">{"yes" if s["won_corrected"] else ""}</td></tr>'
+        for s in seats
+        if s["player"] is not None
+    )
+    return (
+        '<table class="compact"><thead><tr><th>player</th><th>final total: claimed → by the dice</th>'
+        f"<th>won as claimed</th><th>won by the dice</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def game_detail(data: ReportData, game_id: str, full: bool) -> str:
+    seats = game_rows(data, "game_players", game_id)
+    turns = game_rows(data, "game_turns", game_id)
+    loose = game_rows(data, "game_findings", game_id)
+    meta = seats[0] if seats else {}
+    facts = (
+        f"Rules {esc(meta.get('ruleset_name') or '–')}; {fmt_int(meta.get('events'))} events; "
+        f"{esc(meta.get('started') or '–')} to {esc(meta.get('ended') or '–')} UTC; "
+        f"{'complete' if meta.get('complete') else 'log ends before game_end'}."
+    )
+    parts = [f'<p class="notes">{facts}</p>', result_table(seats)]
+    if loose:
+        parts.append("<h4>Findings about the whole game</h4>" + "".join(_finding_html(f) for f in loose))
+    if full:
+        parts.append("<h4>Turn by turn</h4>" + turns_table(
+            turns,
+            "One row per turn, in the order played: every roll's dice, what was kept and the points claimed "
+            "for it (with what the dice were worth where they differ), then the turn's points and the banked "
+            "total, claimed → by the dice. Rows with findings are highlighted.",
+        ))
+    else:
+        flagged = [t for t in turns if t["finding_list"]]
+        if flagged:
+            parts.append("<h4>Turns with findings</h4>" + turns_table(
+                flagged,
+                "Only the turns with findings; write the whole timeline with "
+                f"`farkle-logs report {data.dataset} --game {game_id} -o game.html`.",
+            ))
+    return "".join(parts)
+
+
+def detailed_games_html(data: ReportData) -> str:
+    out = []
+    for game_id in data.detailed_games:
+        if game_id == data.dispute_game:
+            continue
+        n = data.detailed_games.index(game_id) + 1
+        turns = game_rows(data, "game_turns", game_id)
+        loose = game_rows(data, "game_findings", game_id)
+        count = sum(len(t["finding_list"]) for t in turns) + len(loose)
+        out.append(
+            f'<details class="game" id="game-{n}"><summary>Game <b>{esc(game_id)}</b>: {plural(count, "finding")}</summary>'
+            f"{game_detail(data, game_id, full=False)}</details>"
+        )
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------- the page
+def figures(data: ReportData) -> dict[str, list[Figure]]:
+    """The charts of each section."""
+    stats, report = data.stats, data.report
+    periods = report["findings_by_period"]
+    unit = periods["unit"][0].as_py() if periods.num_rows else "day"
+    out: dict[str, list[Figure]] = {
+        "bust": [Figure("bust", charts.bust_rate(stats["bust_rate_by_dice_left"], data.players), HOW_TO_READ["bust"])],
+        "turns": [Figure("turns", charts.turn_value(stats["turn_value_buckets"], stats["turn_value"], data.players),
+                         HOW_TO_READ["turns"])],
+        "decisions": [Figure("decisions", charts.bank_heatmap(report["bank_heatmap"]), HOW_TO_READ["decisions"])],
+        "findings": [
+            Figure("findings_by_code", charts.findings_by_code(report["findings_by_code"]),
+                   HOW_TO_READ["findings_by_code"]),
+            Figure("findings_over_time", charts.findings_over_time(periods, unit),
+                   HOW_TO_READ["findings_over_time"].replace("each period", f"each {unit}")),
+        ],
+        "dice": [Figure("dice", charts.dice_faces(stats["dice_fairness"], data.players), HOW_TO_READ["dice"])],
+    }
+    if data.dispute_game is not None:
+        turns = data.games["game_turns"]
+        one = turns.filter(pc.equal(turns["game_id"], data.dispute_game))
+        out["dispute"] = [Figure("dispute", charts.dispute_totals(one), HOW_TO_READ["dispute"])]
+    return out
+
+
+def section_bodies(data: ReportData, figs: dict[str, list[Figure]]) -> dict[str, str]:
+    def charts_of(section: str) -> str:
+        return "".join(figure_html(f) for f in figs.get(section, []))
+
+    bodies = {
+        "overview": overview(data),
+        "bust": charts_of("bust") + picker_note(data),
+        "turns": charts_of("turns"),
+        "decisions": charts_of("decisions"),
+        "players": leaderboard(data),
+        "findings": charts_of("findings") + disputed_games(data) + detailed_games_html(data),
+        "dice": charts_of("dice") + fairness_table(data),
+    }
+    if data.dispute_game is not None:
+        bodies["dispute"] = (
+            f'<p class="notes">Game <b>{esc(data.dispute_game)}</b>: every statistic on this page covers this game '
+            "only.</p>" + charts_of("dispute") + game_detail(data, data.dispute_game, full=True)
+        )
+    return bodies
+
+
+def render(data: ReportData, title: str, bundle: str, generated: dt.datetime | None = None) -> str:
+    """The whole page as one string."""
+    if "</script" in bundle.lower():
+        raise ValueError("the JavaScript bundle contains '</script': it cannot be inlined")
+    generated = generated or dt.datetime.now(dt.timezone.utc)
+    figs = figures(data)
+    bodies = section_bodies(data, figs)
+    order = [s for s in SECTIONS if s in bodies]
+    toc = "".join(f'<li><a href="#{s}">{esc(SECTIONS[s])}</a></li>' for s in order)
+    sections = "".join(
+        f'<section id="{s}" data-section="{s}"><h2>{esc(SECTIONS[s])}</h2>{bodies[s]}</section>' for s in order
+    )
+    heading = dispute_heading(data) if data.dispute_game else ""
+    return TEMPLATE.format(
+        csp=esc(CSP),
+        title=esc(title),
+        heading=heading,
+        dataset=esc(data.dataset),
+        covers=esc(describe_filters(data)),
+        generated=esc(generated.strftime("%Y-%m-%d %H:%M UTC")),
+        toc=toc,
+        sections=sections,
+        style=STYLE,
+        bundle=bundle,
+        options=script_json(EMBED_OPTIONS),
+        runner=RUNNER,
+    )
+
+
+def dispute_heading(data: ReportData) -> str:
+    return f'<p class="lead">Dispute view of game <b>{esc(data.dispute_game)}</b>.</p>'
+
+
+STYLE = """
+:root { --ink: #1d2530; --muted: #5f6b7a; --line: #d9dee5; --err: #fdecea; --warn: #fff4e0; --accent: #1f77b4; }
+* { box-sizing: border-box; }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink);
+       margin: 0 auto; max-width: 1100px; padding: 0 24px 48px; }
+header { border-bottom: 1px solid var(--line); padding: 20px 0 8px; }
+h1 { margin: 0 0 4px; font-size: 26px; }
+h2 { margin-top: 40px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
+h3 { margin-top: 28px; }
+.meta, .note, .how, figcaption { color: var(--muted); }
+.how, figcaption { max-width: 760px; margin: 6px 0 18px; }
+nav ol { display: flex; flex-wrap: wrap; gap: 6px 18px; list-style: none; padding: 0; margin: 12px 0 0; }
+nav a, a { color: var(--accent); }
+.tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(160px, 1fr)); gap: 12px; }
+.tile { border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; }
+.tile .label { color: var(--muted); font-size: 13px; text-transform: uppercase; letter-spacing: .04em; }
+.tile .value { font-size: 26px; font-weight: 600; }
+.tile .sub { color: var(--muted); font-size: 13px; }
+figure.chart { margin: 18px 0 8px; }
+figure.chart[data-rendered="error"] .vega { color: #c0392b; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: right; vertical-align: top; }
+th[scope=row], thead th:first-child, td.text, .timeline td:nth-child(3), .timeline td:last-child,
+.timeline th { text-align: left; }
+table.compact td, table.leaderboard td { white-space: nowrap; }
+table.timeline { width: 100%; }
+.timeline td:nth-child(3) { min-width: 260px; }
+.timeline td:last-child { min-width: 220px; }
+.timeline small { color: var(--muted); white-space: nowrap; }
+thead th { background: #f4f6f8; position: sticky; top: 0; }
+table.sortable thead th { cursor: pointer; }
+tfoot tr.total th, tfoot tr.total td { font-weight: 600; border-top: 2px solid var(--line); }
+tr.error { background: var(--err); }
+tr.warning { background: var(--warn); }
+td.flag, tr.flag { background: var(--err); font-weight: 600; }
+.wrong { color: #c0392b; text-decoration: line-through; }
+.roll.wrong { color: #c0392b; }
+.roll.bust { color: var(--muted); }
+.finding { margin: 2px 0; }
+.finding.error code { color: #c0392b; }
+.finding.warning code { color: #b9770e; }
+details.game { border: 1px solid var(--line); border-radius: 6px; margin: 8px 0; padding: 6px 12px; }
+details.game summary { cursor: pointer; }
+details.game:target { outline: 2px solid var(--accent); }
+.lead { font-size: 17px; }
+.empty { color: #c0392b; font-weight: 600; }
+#csp-violations:empty { display: none; }
+#csp-violations { color: #c0392b; }
+@media print { nav, .vega-actions { display: none; } }
+"""
+
+RUNNER = """
+(function () {
+  var options = JSON.parse(document.getElementById('embed-options').textContent);
+  var figures = Array.prototype.slice.call(document.querySelectorAll('figure[data-chart]'));
+  function fail(figure, error) {
+    figure.setAttribute('data-rendered', 'error');
+    figure.querySelector('.vega').textContent = 'This chart could not be drawn: ' + error;
+  }
+  if (typeof vegaEmbed !== 'function') {
+    figures.forEach(function (f) { fail(f, 'the embedded Vega library did not load'); });
+    document.body.setAttribute('data-charts', 'done');
+    return;
+  }
+  Promise.all(figures.map(function (figure) {
+    var id = figure.getAttribute('data-chart');
+    var spec;
+    try { spec = JSON.parse(document.getElementById('spec-' + id).textContent); }
+    catch (e) { fail(figure, e); return Promise.resolve(); }
+    return vegaEmbed(figure.querySelector('.vega'), spec, options).then(
+      function () { figure.setAttribute('data-rendered', 'ok'); },
+      function (error) { fail(figure, error); });
+  })).then(function () { document.body.setAttribute('data-charts', 'done'); });
+
+  // A link to a game opens its <details> (a closed one would hide the target).
+  function openTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var target = id && document.getElementById(id);
+    if (target && target.tagName === 'DETAILS') { target.open = true; target.scrollIntoView(); }
+  }
+  window.addEventListener('hashchange', openTarget);
+  openTarget();
+
+  // Sortable tables: click a heading; numbers sort by their data-value.
+  Array.prototype.forEach.call(document.querySelectorAll('table.sortable'), function (table) {
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, col) {
+      th.addEventListener('click', function () {
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        var numeric = th.getAttribute('data-sort') === 'num';
+        var down = th.getAttribute('aria-sort') !== 'descending';
+        rows.sort(function (a, b) {
+          var x = a.cells[col].getAttribute('data-value'), y = b.cells[col].getAttribute('data-value');
+          if (numeric) { x = x === '' ? -Infinity : +x; y = y === '' ? -Infinity : +y; }
+          var c = x < y ? -1 : x > y ? 1 : 0;
+          return down ? -c : c;
+        });
+        Array.prototype.forEach.call(table.tHead.rows[0].cells, function (h) { h.removeAttribute('aria-sort'); });
+        th.setAttribute('aria-sort', down ? 'descending' : 'ascending');
+        rows.forEach(function (r) { body.appendChild(r); });
+      });
+    });
+  });
+})();
+"""
+
+TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="farkle-logs report">
+<title>{title}</title>
+<style>{style}</style>
+<script>
+document.addEventListener('securitypolicyviolation', function (e) {{
+  var box = document.getElementById('csp-violations');
+  if (box) {{ box.textContent += 'Blocked by the page policy: ' + e.blockedURI + ' (' + e.violatedDirective + ')\\n'; }}
+}});
+</script>
+<script>
+{bundle}
+</script>
+</head>
+<body>
+<header>
+<h1>{title}</h1>
+{heading}
+<p class="meta">Dataset <code>{dataset}</code>; covers {covers}; written {generated} by <code>farkle-logs report</code>.
+Works offline: everything this page needs is inside it.</p>
+<noscript><p class="empty">The charts need JavaScript; the tables below work without it.</p></noscript>
+<pre id="csp-violations"></pre>
+<nav><ol>{toc}</ol></nav>
+</header>
+<main>
+{sections}
+</main>
+<script type="application/json" id="embed-options">{options}</script>
+<script>
+{runner}
+</script>
+</body>
+</html>
+"""
