@@ -12,6 +12,7 @@ from pipeline.cli.main import app
 from pipeline.rules import BUILTIN_RULESETS
 from pipeline.rules.describe import odds_rows, scoring_rows
 from pipeline.rules.ruleset import BUILTIN_DESCRIPTIONS
+from pipeline.strategy import solve
 
 rules_app = typer.Typer(help="Rulesets: built-ins, knobs, scoring tables and exact farkle odds.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
@@ -35,9 +36,11 @@ def show_rules(
     ruleset: Optional[str] = typer.Argument(None, help=RULES_HELP),
     format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f"),
 ) -> None:
-    """Every knob, the scoring table and the exact farkle odds for 1-6 dice."""
+    """Every knob, the scoring table, the exact farkle odds for 1-6 dice and the solved turn
+    (expected turn value, bank thresholds; a single-turn model)."""
     rules = rules_or_exit(ruleset)
     odds = odds_rows(rules)
+    strategy = solve(rules).headline()
     if format is TextOrJson.json:
         stdout.print_json(
             json.dumps(
@@ -53,6 +56,7 @@ def show_rules(
                         }
                         for n, p in odds
                     ],
+                    "strategy": strategy,
                 }
             )
         )
@@ -70,5 +74,19 @@ def show_rules(
     odds_table = Table("dice", "farkle probability", "percent", "1 in", title="Exact farkle odds")
     for n, p in odds:
         odds_table.add_row(str(n), f"{p.numerator}/{p.denominator}", f"{float(p):.2%}", f"{1 / float(p):.1f}" if p else "never")
-    for table in (knobs, scoring, odds_table):
+    for table in (knobs, scoring, odds_table, strategy_table(strategy)):
         stdout.print(table)
+    stdout.print(f"Turn strategy figures: {strategy['model']}.", markup=False)
+
+
+def strategy_table(strategy: dict) -> Table:
+    """Expected turn value and bank thresholds, opened and not, of `Policy.headline()`."""
+    table = Table("", "not opened", "opened", title="Solved turn (single-turn model)")
+    ev = strategy["expected_turn_value"]
+    table.add_row("expected turn value (6 dice)", f"{ev['not_opened']:,.1f}", f"{ev['opened']:,.1f}")
+    thresholds = strategy["bank_threshold"]
+    for n in range(1, 7):
+        cells = [thresholds[state][str(n)] for state in ("not_opened", "opened")]
+        label = f"bank from, {n} {'die' if n == 1 else 'dice'} left" + (" (hot dice)" if n == 6 else "")
+        table.add_row(label, *("never" if c is None else f"{c:,}" for c in cells))
+    return table
