@@ -1,6 +1,7 @@
 """Bot strategies: which keep to take and when to bank.
 
-Each bot is a keep style (see `dice.KEEP_STYLES`) plus a table of the turn points it wants
+Each bot is a keep style for the keeps it rolls on from (see `dice.KEEP_STYLES`; when it
+banks it takes the highest-value keep) plus a table of the turn points it wants
 before banking, by the number of dice it would roll next (6 after hot dice). The game loop
 adds what every bot obeys: never bank below the opening threshold or `min_bank` (it rolls
 on instead), and in the final round bank only once ahead of everyone (a bot with
@@ -32,24 +33,24 @@ BOTS: dict[str, Bot] = {
     for bot in (
         Bot(
             "threshold",
-            "best",
+            "smart",
             _at(300, 300, 400, 1000, 2000, 3000),
             False,
-            "best keep; banks once the turn reaches a bar that rises with the dice left",
+            "drops a lone 5 to roll more dice; banks once the turn reaches a bar that rises with the dice left",
         ),
         Bot(
             "cautious",
-            "best",
+            "all",
             _at(300, 300, 300, 300, 300, 300),
             True,
-            "best keep; banks as soon as it has 300 and may bank; takes a tie in the final round",
+            "keeps every scoring die; banks as soon as it has 300 and may bank; takes a tie in the final round",
         ),
         Bot(
             "greedy",
-            "best",
+            "smart",
             _at(1000, 1500, 2000, 2500, 3000, 4000),
             False,
-            "best keep; keeps rolling until the turn is big",
+            "drops a lone 5 to roll more dice; keeps rolling until the turn is big",
         ),
         Bot(
             "keep_all",
@@ -63,7 +64,7 @@ BOTS: dict[str, Bot] = {
             "min",
             _at(300, 400, 600, 1000, 2000, 3000),
             False,
-            "keeps one combination (fewest dice) to roll as many dice as it can",
+            "keeps one combination (fewest dice) to roll as many dice as it can; banks on the best keep",
         ),
     )
 }

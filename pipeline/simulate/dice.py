@@ -15,10 +15,13 @@ from pipeline.rules.scoring import counts_to_dice
 
 POW6 = (1, 6, 36, 216, 1296, 7776, 46656)
 
-#: How a bot chooses among the legal keeps of a roll.
+#: How a bot chooses among the legal keeps of a roll when it means to roll on.
 #: best: highest value, fewest dice on a tie; all: every die that can score (most dice,
-#: then highest value); min: fewest dice (one combination), then highest value.
-KEEP_STYLES = ("best", "all", "min")
+#: then highest value); min: fewest dice (one combination), then highest value;
+#: smart: highest value less SMART_DIE_COST per die kept (drops a lone 5 to roll one more
+#: die, keeps three 1s). A bot that banks always banks on the highest-value keep.
+KEEP_STYLES = ("best", "all", "min", "smart")
+SMART_DIE_COST = 75
 
 
 def _roll_faces(n: int) -> list[list[int]]:
@@ -63,9 +66,10 @@ class DiceTables:
             best = max(legal, key=lambda k: (k[1], -k[2], k[0]))
             most = max(legal, key=lambda k: (k[2], k[1], k[0]))
             least = max(legal, key=lambda k: (-k[2], k[1], k[0]))
+            smart = max(legal, key=lambda k: (k[1] - SMART_DIE_COST * k[2], -k[2], k[1], k[0]))
             by_key[row.key] = {
                 style: (list(counts_to_dice(k[0])), k[1], k[2])
-                for style, k in (("best", best), ("all", most), ("min", least))
+                for style, k in (("best", best), ("all", most), ("min", least), ("smart", smart))
             }
         rolls = rolls_by_index()
         self.keys: tuple[list[int], ...] = ([],) + tuple(

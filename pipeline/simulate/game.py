@@ -109,6 +109,7 @@ def play_game(
     n = len(players)
     bots = [BOTS[b] for b in table.bots]
     choose = [tabs.choice[b.keep] for b in bots]
+    hi = tabs.choice["best"]
     bank_at = [b.bank_at for b in bots]
     tie_ok = [b.settles_for_tie for b in bots]
     opening, min_bank = rules.opening, rules.min_bank
@@ -175,30 +176,37 @@ def play_game(
                     app({"game_id": gid, "seq": seq, "ts": ts, "type": "farkle", "player": name})
                 streak[p] = s
                 break
+            # Bank with the highest-value keep if the bot would bank after it; else keep
+            # in the bot's own style (a smaller keep, to roll more dice) and roll on.
+            b = hi[left][idx]
+            bank = False
+            bpts = pts + b[1]
+            if bpts >= need:
+                bleft = left - b[2] or 6
+                if first < 0:
+                    bank = bpts >= bars[bleft]
+                else:
+                    best = max(totals[q] for q in range(n) if q != p)
+                    mine = totals[p] + bpts
+                    bank = mine > best or (mine == best and tie_ok[p])
+            if bank:
+                app({"game_id": gid, "seq": seq, "ts": ts, "type": "keep", "player": name, "dice": b[0], "points": b[1]})
+                totals[p] += bpts
+                opened[p] = True
+                streak[p] = 0
+                t += 1 + (idx & 3)
+                if t >= day_end:
+                    day = t // 86400
+                    prefix, day_end = _day(day), (day + 1) * 86400
+                seq += 1
+                app({"game_id": gid, "seq": seq, "ts": prefix + hms[t - day_end + 86400], "type": "bank", "player": name, "points": bpts, "total": totals[p]})
+                break
             kdice, kval, kn = c
             pts += kval
             left -= kn
             if left == 0:
                 left = 6
             app({"game_id": gid, "seq": seq, "ts": ts, "type": "keep", "player": name, "dice": kdice, "points": kval})
-            if pts >= need:
-                if first < 0:
-                    bank = pts >= bars[left]
-                else:
-                    best = max(totals[q] for q in range(n) if q != p)
-                    mine = totals[p] + pts
-                    bank = mine > best or (mine == best and tie_ok[p])
-                if bank:
-                    totals[p] += pts
-                    opened[p] = True
-                    streak[p] = 0
-                    t += 1 + (idx & 3)
-                    if t >= day_end:
-                        day = t // 86400
-                        prefix, day_end = _day(day), (day + 1) * 86400
-                    seq += 1
-                    app({"game_id": gid, "seq": seq, "ts": prefix + hms[t - day_end + 86400], "type": "bank", "player": name, "points": pts, "total": totals[p]})
-                    break
         if first < 0:
             if totals[p] >= target:
                 first = p
