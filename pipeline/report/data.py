@@ -124,15 +124,6 @@ def gather(
     )
 
 
-def for_players(table: pa.Table, players: list[str]) -> pa.Table:
-    """The overall rows and the rows of `players` (a stats table with scope/player columns)."""
-    keep = pc.or_(
-        pc.equal(table["scope"], "overall"),
-        pc.fill_null(pc.is_in(table["player"], value_set=pa.array(players, pa.string())), False),
-    )
-    return table.filter(keep)
-
-
 def game_rows(data: ReportData, table: str, game_id: str) -> list[dict]:
     """Rows of one detailed game from a GAME_TABLES table."""
     t = data.games[table]

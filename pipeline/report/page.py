@@ -294,7 +294,8 @@ def disputed_games(data: ReportData) -> str:
     return (
         "<h3>Most disputed games</h3>"
         '<div class="scroll"><table class="compact"><thead><tr><th>game</th><th>started (UTC)</th><th>errors</th>'
-        "<th>findings</th><th>codes</th><th>winner claimed</th><th>winner by the dice</th><th>overclaimed</th>"
+        "<th>findings</th><th class=\"text\">codes</th><th class=\"text\">winner claimed</th>"
+        "<th class=\"text\">winner by the dice</th><th>overclaimed</th>"
         f"</tr></thead><tbody>{body}</tbody></table></div>"
         f'<p class="how">The {len(rows)} games with the most errors (a changed winner first); follow a game id to '
         "the turns where things went wrong. A highlighted winner is not the one the log claimed.</p>"
@@ -514,7 +515,7 @@ figure.chart[data-rendered="error"] .vega { color: #c0392b; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: right; vertical-align: top; }
-th[scope=row], thead th:first-child, td.text, .timeline td:nth-child(3), .timeline td:last-child,
+th[scope=row], thead th:first-child, td.text, th.text, .timeline td:nth-child(3), .timeline td:last-child,
 .timeline th { text-align: left; }
 table.compact td, table.leaderboard td { white-space: nowrap; }
 table.timeline { width: 100%; }
