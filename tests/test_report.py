@@ -210,6 +210,7 @@ def test_dispute_view_is_the_whole_game_with_the_finding_highlighted(game_page):
 def test_filters_that_match_nothing_still_give_a_page(dataset):
     text = build_report(dataset, Filters(since=dt.date(2030, 1, 1)), generated=GENERATED)
     assert "No games match these filters" in text
+    assert "<b>Period covered:</b> no games." in text
     assert Tags(text).h2 == [title for key, title in SECTIONS.items() if key != "dispute"]
 
 

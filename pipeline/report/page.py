@@ -150,7 +150,7 @@ def describe_filters(data: ReportData) -> str:
 
 def overview(data: ReportData) -> str:
     o = data.report["overview"].to_pylist()[0]
-    period = "no timestamps"
+    period = "no timestamps" if o["games"] else "no games"
     if o["first_ts"] is not None:
         days = (o["last_ts"] - o["first_ts"]).total_seconds() / 86400
         span = f"{days:,.1f} days" if days >= 1 else f"{days * 24:,.1f} hours"
