@@ -116,12 +116,12 @@ def test_every_event_validates_against_the_schema(corpus):
     validator = jsonschema.Draft202012Validator(schema)
     checked = 0
     for games in corpus.values():
-        for events in list(games.values())[:40]:
+        for events in list(games.values())[:6]:
             for e in events:
                 errors = list(validator.iter_errors(e))
                 assert not errors, (e, errors[0].message)
                 checked += 1
-    assert checked > 10_000
+    assert checked > 2_000
 
 
 def test_game_start_names_rules_and_bots(corpus):
