@@ -123,7 +123,7 @@ def stats(
             "filters": filters.describe(),
             "tables": {name: table.to_pylist() for name, table in tables.items()},
         }
-        sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")
+        sys.stdout.write(json.dumps(payload, default=str) + "\n")  # compact: pipe to jq to read
     elif format is StatsFormat.csv:
         _write_csv(next(iter(tables.values())))
     else:
