@@ -239,7 +239,7 @@ def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
     with no period are left out). `unit` is the table's period: day, week or month; each bar
     spans its period, from `period` to `period_end` (UTC dates)."""
     dated = table.filter(pc.is_valid(table["period"]))
-    rows = _rows(dated, ["period", "period_end", "code", "severity", "findings"])
+    rows = _rows(dated, ["period", "period_end", "code", "findings"])
     axis = alt.Axis(format=PERIOD_FORMATS[unit], labelAngle=-40)
     if unit in ("day", "month"):  # one tick per period (or every few), never between two
         periods = 1
