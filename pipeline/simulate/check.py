@@ -17,6 +17,9 @@ from pipeline.rules import Ruleset, corrected_keep_value, counts_key, dice_count
 from pipeline.simulate.dice import dice_tables
 
 TURN_TYPES = {"roll", "keep", "bank", "farkle"}
+#: The meld search looks at every set of earlier keeps, 2^k of them; past this many keeps
+#: only the most recent are searched (the simulator never alters claims in such turns).
+SEARCH_KEEPS = 16
 
 
 def value_of(dice, rules: Ruleset) -> int:
@@ -40,6 +43,7 @@ def keep_is_cross_roll(keeps, dice, claimed, rules) -> bool:
     own = value_of(dice, rules)
     if claimed == own:
         return False
+    keeps = keeps[-SEARCH_KEEPS:]
     for size in range(1, len(keeps) + 1):
         for s in combinations(range(len(keeps)), size):
             union = [d for i in s for d in keeps[i][0]] + list(dice)
@@ -54,8 +58,10 @@ def keep_is_cross_roll(keeps, dice, claimed, rules) -> bool:
 def bank_is_cross_roll(keeps, claimed, rules) -> bool:
     if claimed == sum(c for _, c in keeps):
         return False
+    outside = sum(c for _, c in keeps[:-SEARCH_KEEPS])
+    keeps = keeps[-SEARCH_KEEPS:]
     for s, together, _ in meld_subsets(keeps, rules, 2):
-        if claimed == together + sum(c for i, (_, c) in enumerate(keeps) if i not in s):
+        if claimed == outside + together + sum(c for i, (_, c) in enumerate(keeps) if i not in s):
             return True
     return False
 

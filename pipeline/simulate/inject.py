@@ -66,6 +66,10 @@ NEEDS = {
 }
 
 ATTEMPTS = 24
+#: Claims are only altered in turns with at most this many keeps: the cross-roll meld rule
+#: looks at every set of earlier keeps, and an auditor may bound that search (pipeline.replay
+#: looks at the 12 most recent), so a longer turn could make the expected code depend on it.
+MAX_KEEPS = 12
 
 
 @dataclass
@@ -246,9 +250,14 @@ def inj_bad_event(ev, ctx):
     rng = ctx.rng
     k = rng.randrange(1, len(ev) - 1)
     src = dict(ev[k])
-    variant = rng.choice(("die7", "missing", "type", "empty", "ts", "string", "array"))
     gid, seq = src["game_id"], src["seq"]
-    if variant == "die7" and "dice" in src:
+    variants = ["missing", "type", "ts", "array"]
+    if "dice" in src:
+        variants += ["die7", "die7", "empty"]
+    if "points" in src:
+        variants.append("string")
+    variant = rng.choice(variants)
+    if variant == "die7":
         dice = list(src["dice"])
         dice[rng.randrange(len(dice))] = 7
         src["dice"] = dice
@@ -260,18 +269,17 @@ def inj_bad_event(ev, ctx):
     elif variant == "type":
         src["type"] = rng.choice(("undo", "Roll", "pass"))
         what = f"unknown type {src['type']!r}"
-    elif variant == "empty" and "dice" in src:
+    elif variant == "empty":
         src["dice"] = []
         what = "an empty dice list"
     elif variant == "ts":
         src["ts"] = rng.choice(("yesterday", "2024-13-01T00:00:00Z", "17:02"))
         what = f"malformed ts {src['ts']!r}"
-    elif variant == "string" and "points" in src:
+    elif variant == "string":
         src["points"] = str(src["points"])
         what = "points as a string"
     else:
-        raw = encode([src["type"], src.get("player"), src.get("dice")])
-        ev.insert(k, Raw(raw, None, None))
+        ev.insert(k, Raw(encode([src["type"], src.get("player"), src.get("dice")]), None, None))
         return [Planted(ev[k], "bad_event", "a JSON array instead of an object")]
     ev.insert(k, Raw(encode(src), gid, seq))
     return [Planted(ev[k], "bad_event", what)]
@@ -457,7 +465,7 @@ def inj_non_scoring_kept(ev, ctx):
 def inj_cross_roll_meld(ev, ctx):
     rng = ctx.rng
     rules = ctx.rules
-    turns = [t for t in turns_of(ev) if len(t.keeps) >= 2]
+    turns = [t for t in turns_of(ev) if 2 <= len(t.keeps) <= MAX_KEEPS]
     if not turns:
         return None
     turn = rng.choice(turns)
@@ -500,8 +508,7 @@ DELTAS = (50, -50, 100, -100, 150, 200, -200, 500, 1000)
 
 def inj_scoring_error(ev, ctx):
     rng = ctx.rng
-    turns = turns_of(ev)
-    turn = rng.choice([t for t in turns if t.keeps])
+    turn = rng.choice([t for t in turns_of(ev) if 1 <= len(t.keeps) <= MAX_KEEPS])
     j = rng.randrange(len(turn.keeps))
     k = turn.keeps[j]
     own = ev[k]["points"]
@@ -517,7 +524,7 @@ def inj_scoring_error(ev, ctx):
 
 def inj_bank_mismatch(ev, ctx):
     rng = ctx.rng
-    turn = rng.choice([t for t in turns_of(ev) if ev[t.end]["type"] == "bank"])
+    turn = rng.choice([t for t in turns_of(ev) if ev[t.end]["type"] == "bank" and len(t.keeps) <= MAX_KEEPS])
     bank = ev[turn.end]
     keeps = [(list(ev[k]["dice"]), ev[k]["points"]) for k in turn.keeps]
     claim = bank["points"] + rng.choice(DELTAS)
