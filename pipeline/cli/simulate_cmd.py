@@ -84,8 +84,9 @@ def simulate_cmd(
     except OSError as exc:
         usage_error(f"cannot write {exc.filename or out}: {exc.strerror or exc}")
     elapsed = time.perf_counter() - started
-    for code, why in summary.unavailable.items():
-        stderr.print(f"warning: {code} not injected: {why}", markup=False)
+    if inject_codes is not None:  # asked for by name: say why it is missing from the manifest
+        for code, why in summary.unavailable.items():
+            stderr.print(f"warning: {code} not injected: {why}", markup=False)
     if quiet:
         return
     rate = summary.events / elapsed if elapsed > 0 else 0.0
