@@ -306,3 +306,21 @@ def test_two_processes_give_the_same_dataset_as_one(tmp_path):
     for f in files:
         ingest([f], tmp_path / "inc", workers=2)
     assert everything(tmp_path / "inc") == everything(tmp_path / "one")
+
+
+def test_a_log_that_grew_adds_only_its_new_lines(tmp_path):
+    lines = interleave(games(6, seed=17), seed=1)
+    log = tmp_path / "live.jsonl"
+    log.write_bytes(dump(lines[:70]))
+    first = ingest([str(log)], tmp_path / "ds")
+    log.write_bytes(dump(lines))  # the same file, appended to
+    second = ingest([str(log)], tmp_path / "ds")
+    assert second.duplicates == first.events == 70
+    assert second.events == len(lines) - 70
+    full = tmp_path / "full.jsonl"
+    full.write_bytes(dump(lines))
+    ingest([str(full)], tmp_path / "one")
+    # equal to one ingest of the grown file, except for the file name it was read under
+    drop = ("ingest_id", "source_file", "file")
+    for name in ("events", "turns", "rolls", "decisions", "games", "game_players", "findings"):
+        assert table(tmp_path / "ds", name, drop) == table(tmp_path / "one", name, drop), name
