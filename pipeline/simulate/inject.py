@@ -200,10 +200,6 @@ def total_before(ev: list, index: int, player: str) -> int:
     return 0
 
 
-def _between(a: dict, b: dict | None) -> str:
-    return a["ts"] if b is None else b["ts"]
-
-
 def _random_roll(rng: random.Random, n: int, farkle: bool, rules: Ruleset) -> list[int] | None:
     table = dice_tables(rules).farkle
     for _ in range(2000):
@@ -706,7 +702,6 @@ def inj_game_incomplete(ev, ctx):
 
 
 INJECTORS: dict[str, Injector] = {code: globals()[f"inj_{code}"] for code in INJECTABLE}
-EXTRA_LINE_CODES = {"bad_json", "bad_event", "unknown_game"}
 
 
 def injectable_under(code: str, rules: Ruleset) -> str | None:

@@ -113,7 +113,7 @@ def simulate(
                 else:
                     base = writer.lines
                     items = injected.lines()
-                    writer.write_events(items)
+                    writer.write_items(items)
                     summary.events += sum(1 for e in items if isinstance(e, dict))
                     if sink is not None:
                         for row in injected.manifest_rows(base):

@@ -44,13 +44,16 @@ class LineWriter:
         self._size = 0
         self.lines = 0  # lines written so far
 
-    def write_events(self, events: list) -> None:
-        """Events (dicts) or pre-encoded lines (bytes, no newline) in order."""
-        if all(type(e) is dict for e in events):
-            chunk = encode_lines(events)
-        else:
-            chunk = b"".join((e if isinstance(e, bytes) else encode(e)) + b"\n" for e in events)
-        self.lines += len(events)
+    def write_events(self, events: list[dict]) -> None:
+        """Valid events (dicts), in order."""
+        self._add(encode_lines(events), len(events))
+
+    def write_items(self, items: list) -> None:
+        """Events (dicts) and pre-encoded lines (bytes, no newline), in order."""
+        self._add(b"".join((e if isinstance(e, bytes) else encode(e)) + b"\n" for e in items), len(items))
+
+    def _add(self, chunk: bytes, lines: int) -> None:
+        self.lines += lines
         self._buf.append(chunk)
         self._size += len(chunk)
         if self._size >= FLUSH_BYTES:
