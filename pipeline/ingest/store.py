@@ -17,7 +17,9 @@ files of the previous snapshot it keeps, plus the new ones. Committing = buildin
 snapshot completely, then one `os.replace` of the `.current` symlink. Every reader path goes
 through `.current`, so readers see either the old dataset or the new one, never a mix, and a
 crash at any moment before the replace leaves the old one untouched (the half-built
-snapshot and staging files are removed by the next run).
+snapshot and staging files are removed by the next run). The previous snapshot is kept until
+the next commit, so a reader that listed a directory just before a commit never sees that
+listing emptied under it.
 """
 from __future__ import annotations
 
@@ -127,14 +129,22 @@ class Store:
         self.manifest = manifest
 
     def _clean(self) -> None:
-        """Remove what a killed run left: staging files and snapshots other than the current one."""
+        """Remove what a killed run left: staging files and unfinished snapshots."""
         shutil.rmtree(self.root / STAGING, ignore_errors=True)
+        self._remove_snapshots(keep_from=int(self.manifest.get("snapshot", 0)) - 1, keep_to=int(self.manifest.get("snapshot", 0)))
+
+    def _remove_snapshots(self, keep_from: int, keep_to: int) -> None:
+        """Delete snapshot directories outside keep_from..keep_to. The one before the current
+        is kept until the next commit: a reader that listed a table's directory just before
+        a commit may still be reading that listing, and deleting its entries under it would
+        show it part of a table."""
         snapshots = self.root / SNAPSHOTS
-        if snapshots.is_dir():
-            keep = self.current_snapshot_dir().name if self.current_snapshot_dir() else None
-            for entry in snapshots.iterdir():
-                if entry.name != keep:
-                    shutil.rmtree(entry, ignore_errors=True)
+        if not snapshots.is_dir():
+            return
+        for entry in snapshots.iterdir():
+            number = int(entry.name) if entry.name.isdigit() else -1
+            if not keep_from <= number <= keep_to:
+                shutil.rmtree(entry, ignore_errors=True)
 
     # ------------------------------------------------------------------ reading
     def current_snapshot_dir(self) -> Path | None:
@@ -209,8 +219,7 @@ class Store:
         _fsync_dir(self.root)
         _crash_point("after_flip")
         self.manifest = manifest
-        if old is not None and old != snap:
-            shutil.rmtree(old, ignore_errors=True)
+        self._remove_snapshots(keep_from=number - 1, keep_to=number)
         shutil.rmtree(self.root / STAGING, ignore_errors=True)
 
 
