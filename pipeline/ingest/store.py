@@ -95,6 +95,14 @@ class Store:
         store._clean()
         return store
 
+    @classmethod
+    def attach(cls, root: Path) -> "Store":
+        """The dataset as another process of the same ingest sees it: no lock, no cleaning
+        (the ingest that started this process holds the lock)."""
+        store = cls(Path(root))
+        store._load_manifest()
+        return store
+
     def _lock(self) -> None:
         fd = os.open(self.root / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
         try:
