@@ -80,7 +80,8 @@ def test_killed_after_the_flip_the_new_dataset_is_complete(tmp_path, two_parts):
     assert sorted(p.name for p in (ds / ".snapshots").iterdir()) == ["000001", "000002"]
 
 
-def test_sigkill_mid_run(tmp_path):
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sigkill_mid_run(tmp_path, workers):
     lines = interleave(games(1500, seed=31, turns=8), seed=3)
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     a.write_bytes(dump(lines[:1000]))
@@ -91,7 +92,7 @@ def test_sigkill_mid_run(tmp_path):
     ingest([str(a)], ds)
     before = everything(ds)
 
-    proc = cli(str(b), "--out", str(ds))
+    proc = cli(str(b), "--out", str(ds), env={"FARKLE_LOGS_WORKERS": workers})
     staging = ds / ".staging"
     deadline = time.monotonic() + 60
     while not any(staging.glob("*/events/*.parquet")) and time.monotonic() < deadline and proc.poll() is None:
@@ -100,8 +101,9 @@ def test_sigkill_mid_run(tmp_path):
     proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL, "ingest finished before it could be killed: make the input larger"
     assert everything(ds) == before
+    time.sleep(1.0)  # a second process notices its parent is gone at its next batch, and stops
 
-    proc = cli(str(b), "--out", str(ds))
+    proc = cli(str(b), "--out", str(ds), env={"FARKLE_LOGS_WORKERS": workers})
     proc.communicate(timeout=300)
     assert everything(ds) == everything(one)
 

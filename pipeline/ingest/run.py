@@ -554,8 +554,9 @@ def ingest(
 
     Raises StoreError (the output cannot be used) and InputError/InputErrors (a spec names
     nothing readable) before anything is written; bad lines and broken files never raise.
-    `workers`: processes that read and replay (each takes half of the games); None = 2 on a
-    multi-core machine for inputs of 32 MiB or more, else 1.
+    `workers`: processes that read and replay (each takes half of the games), 1 or 2; None =
+    $FARKLE_LOGS_WORKERS if set, else 2 on a multi-core machine for inputs of 32 MiB or
+    more, else 1.
     """
     started = time.perf_counter()
     default_rules = default_rules or Ruleset.builtin("standard")
@@ -649,8 +650,10 @@ def _plan(inputs: list[InputSource], manifest: dict[str, Any], summary: IngestSu
 def _parts(workers: int | None, to_read: list[tuple[InputSource, SourceCounts]]) -> int:
     if any(source.is_stdin for source, _ in to_read):
         return 1  # stdin can be read once only
+    if workers is None and os.environ.get("FARKLE_LOGS_WORKERS", "").isdigit():
+        workers = int(os.environ["FARKLE_LOGS_WORKERS"])
     if workers is not None:
-        return max(1, workers)
+        return max(1, min(workers, 2))
     if (os.cpu_count() or 1) < 2:
         return 1
     total = sum(counts.size or 0 for _, counts in to_read)
