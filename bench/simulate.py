@@ -4,13 +4,14 @@ Runs, in one process so the ratios are fair whatever the machine:
 
   simulate     bots play N games, events encoded and written to a .jsonl file
   simulate.gz  the same, gzip-compressed (.jsonl.gz)
+  8 tables     the same games, 8 played at once, their lines interleaved by time
   write only   the baseline: write as many pre-built lines (copies of a real game's lines)
                to a file, no game played, no encoding
 
 and prints events/s for each, the ratio to the baseline, and the process's peak memory
 (the output is streamed, so it must not grow with N). Target: >= 200,000 events/s.
 
-    .venv/bin/python bench/simulate.py                 # 5,800 games, about 2 M events
+    .venv/bin/python bench/simulate.py                 # 6,250 games, about 2 M events
     .venv/bin/python bench/simulate.py --games 500 --repeat 1
 """
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pipeline.simulate.game import game_rng, play_game, seat_players
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--games", type=int, default=5800)
+    ap.add_argument("--games", type=int, default=6250)
     ap.add_argument("--repeat", type=int, default=3, help="rounds; the best time of each is shown")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rules", default="standard")
@@ -51,10 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         counts: dict[str, int] = {}
         sizes: dict[str, int] = {}
 
-        def run_sim(path: str, key: str) -> None:
+        def run_sim(path: str, key: str, tables: int = 1) -> None:
             gc.collect()
             t = time.perf_counter()
-            summary = simulate(path, args.games, args.seed, rules=[rules])
+            summary = simulate(path, args.games, args.seed, rules=[rules], tables=tables)
             dt = time.perf_counter() - t
             best[key] = min(best.get(key, float("inf")), dt)
             counts[key] = summary.events
@@ -85,13 +86,14 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeat):
             run_sim(plain, "simulate")
             run_base()
+            run_sim(plain, "8 tables", tables=8)
             if not args.no_gz:
                 run_sim(gz, "simulate.gz")
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{args.games:,} games, {counts['simulate']:,} events, rules {args.rules}, best of {args.repeat}")
     print(f"{'':12} {'seconds':>8} {'events/s':>12} {'MB':>8} {'x write-only':>13}")
-    for key in ("simulate", "simulate.gz", "write only"):
+    for key in ("simulate", "8 tables", "simulate.gz", "write only"):
         if key in best:
             rate = counts[key] / best[key]
             print(

@@ -110,6 +110,18 @@ def test_output_is_written_in_chunks_not_held_whole():
     assert max(rec.sizes) < 4 << 20
 
 
+def test_tables_interleave_the_same_games():
+    one, four = games_of(sim_bytes(12, 6)), sim_bytes(12, 6, tables=4)
+    assert four == sim_bytes(12, 6, tables=4)
+    ids = [json.loads(line)["game_id"] for line in four.splitlines()]
+    assert sum(a != b for a, b in zip(ids, ids[1:])) > 100  # the games really interleave
+    strip = lambda events: [{k: v for k, v in e.items() if k != "ts"} for e in events]
+    assert {g: strip(ev) for g, ev in games_of(four).items()} == {g: strip(ev) for g, ev in one.items()}
+    for events in games_of(four).values():
+        ts = [e["ts"] for e in events]
+        assert ts == sorted(ts)
+
+
 # ---- format ---------------------------------------------------------------------------------
 def test_every_event_validates_against_the_schema(corpus):
     schema = json.loads((ROOT / "schemas" / "event.schema.json").read_text())

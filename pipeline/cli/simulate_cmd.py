@@ -20,6 +20,7 @@ def simulate_cmd(
     rules: Optional[List[str]] = typer.Option(None, "--rules", "-r", help=RULES_HELP + " Repeat to mix rulesets across games."),
     seed: Optional[int] = typer.Option(None, "--seed", "-s", help="Seed (>= 0): same seed, same bytes. Default: a random seed, printed on stderr."),
     out: str = typer.Option("-", "--out", "-o", help="Output file (.gz: gzip) or - for stdout."),
+    tables: int = typer.Option(1, "--tables", help="Games in play at once; their lines interleave by time (1: one game after another)."),
     inject: float = typer.Option(0.0, "--inject", help="Share of games (0..1) that get one planted error."),
     inject_codes: Optional[str] = typer.Option(None, "--inject-codes", help="Comma-separated finding codes to plant (default: all injectable)."),
     manifest: Optional[str] = typer.Option(None, "--manifest", help="Write the planted errors' ground truth here (JSONL; CSV if it ends in .csv)."),
@@ -29,6 +30,8 @@ def simulate_cmd(
     """Play complete games with bots and write them as a JSONL log (see docs/simulate.md)."""
     if games < 0:
         usage_error("--games must be >= 0")
+    if tables < 1:
+        usage_error("--tables must be >= 1")
     try:
         span = parse_players(players)
     except ValueError as exc:
@@ -77,6 +80,7 @@ def simulate_cmd(
                 manifest=manifest,
                 bots=names,
                 on_game=lambda _i: advance(),
+                tables=tables,
             )
     except BrokenPipeError:  # `simulate ... | head`: the reader has seen enough
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)

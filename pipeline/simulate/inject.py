@@ -94,15 +94,20 @@ class Injected:
     planted: list[Planted]
     gid: str  # the game the finding is on (a stray line's own game id for unknown_game)
 
+    def row(self, p: Planted, line: int) -> dict[str, Any]:
+        """The manifest row of one planted finding, on file line `line`."""
+        if isinstance(p.target, Raw):
+            game_id, seq = p.target.game_id, p.target.seq
+        else:
+            game_id, seq = p.target["game_id"], p.target["seq"]
+        return {"game_id": game_id, "seq": seq, "code": p.code, "line": line, "what": p.what}
+
     def manifest_rows(self, line_base: int) -> list[dict[str, Any]]:
+        """Rows when the game's items are written one after another from line line_base + 1."""
         rows = []
         for p in self.planted:
             index = next(i for i, item in enumerate(self.items) if item is p.target)
-            if isinstance(p.target, Raw):
-                game_id, seq = p.target.game_id, p.target.seq
-            else:
-                game_id, seq = p.target["game_id"], p.target["seq"]
-            rows.append({"game_id": game_id, "seq": seq, "code": p.code, "line": line_base + index + 1, "what": p.what})
+            rows.append(self.row(p, line_base + index + 1))
         return rows
 
     def lines(self) -> list:

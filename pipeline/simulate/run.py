@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import heapq
 import io
 import random
 from dataclasses import dataclass, field
@@ -75,12 +76,14 @@ def simulate(
     manifest: str | Path | io.TextIOBase | None = None,
     bots: Sequence[str] = BOT_NAMES,
     on_game: Callable[[int], None] | None = None,
+    tables: int = 1,
 ) -> Summary:
     """Play `games` games with seed `seed` and write them to `out` (`-`: stdout; `.gz`: gzip).
 
     Game i is the same whatever `games`, `inject_rate` or `manifest` are; an injected game is
     that clean game with one error planted (see inject.py), and its manifest rows give the
-    file line of each planted finding.
+    file line of each planted finding. With `tables` > 1 that many games are played at once
+    and their lines interleave by time.
     """
     summary = Summary()
     rules = list(rules)
@@ -90,42 +93,107 @@ def simulate(
         if all(why):
             summary.unavailable[code] = why[0] or ""
     usable = [c for c in codes if c not in summary.unavailable]
-    sink = ManifestWriter(manifest) if manifest is not None else None
-    t = start_time(seed)
     lo, hi = players
+
+    def play(index: int, t0: int) -> tuple[list[dict], Injected | None, int]:
+        """Game `index` from time t0: its clean events, the injected version if any, end time."""
+        rng = game_rng(seed, index)
+        ruleset = rules[0] if len(rules) == 1 else rng.choice(rules)
+        events, t = play_game(game_id(seed, index), rng, seat_players(rng, lo, hi, bots), ruleset, t0)
+        t += rng.randint(60, 900)
+        injected = None
+        if inject_rate > 0 and usable:
+            irng = random.Random(f"farkle-sim-inject/{seed}/{index}")
+            if irng.random() < inject_rate:
+                injected = _inject_one(events, ruleset, irng, usable, summary)
+        if on_game is not None:
+            on_game(index)
+        summary.games += 1
+        return events, injected, t
+
+    sink = ManifestWriter(manifest) if manifest is not None else None
     try:
         with LineWriter(out) as writer:
-            for index in range(games):
-                rng = game_rng(seed, index)
-                ruleset = rules[0] if len(rules) == 1 else rng.choice(rules)
-                table = seat_players(rng, lo, hi, bots)
-                gid = game_id(seed, index)
-                events, t = play_game(gid, rng, table, ruleset, t)
-                t += rng.randint(60, 900)
-                injected = None
-                if inject_rate > 0 and usable:
-                    irng = random.Random(f"farkle-sim-inject/{seed}/{index}")
-                    if irng.random() < inject_rate:
-                        injected = _inject_one(events, ruleset, irng, usable, summary)
-                if injected is None:
-                    writer.write_events(events)
-                    summary.events += len(events)
-                else:
-                    base = writer.lines
-                    items = injected.lines()
-                    writer.write_items(items)
-                    summary.events += sum(1 for e in items if isinstance(e, dict))
-                    if sink is not None:
-                        for row in injected.manifest_rows(base):
-                            sink.write(row)
-                summary.games += 1
-                if on_game is not None:
-                    on_game(index)
+            if tables <= 1:
+                _one_after_another(play, games, start_time(seed), writer, sink, summary)
+            else:
+                _interleaved(play, games, tables, start_time(seed), writer, sink, summary)
             summary.lines = writer.lines
     finally:
         if sink is not None:
             sink.close()
     return summary
+
+
+def _one_after_another(play, games, t, writer, sink, summary) -> None:
+    for index in range(games):
+        events, injected, t = play(index, t)
+        if injected is None:
+            writer.write_events(events)
+            summary.events += len(events)
+            continue
+        base = writer.lines
+        items = injected.lines()
+        writer.write_items(items)
+        summary.events += sum(1 for e in items if isinstance(e, dict))
+        if sink is not None:
+            for row in injected.manifest_rows(base):
+                sink.write(row)
+
+
+def _interleaved(play, games, tables, t0, writer, sink, summary) -> None:
+    """`tables` games in play at once (table k plays games k, k + tables, ...); their lines
+    are merged by time, so the lines of different games interleave as in a server log."""
+    heap: list[tuple[str, int]] = []
+    clocks = [t0 + 97 * k for k in range(tables)]
+    nxt = list(range(tables))
+    current: list[list] = [[] for _ in range(tables)]
+    keys: list[list[str]] = [[] for _ in range(tables)]
+    pos = [0] * tables
+    pending: dict[int, list[dict[str, Any]]] = {}
+
+    def start(k: int) -> None:
+        index = nxt[k]
+        if index >= games:
+            return
+        nxt[k] += tables
+        events, injected, clocks[k] = play(index, clocks[k])
+        items = events if injected is None else injected.items
+        if injected is not None:
+            for p in injected.planted:
+                pending.setdefault(id(p.target), []).append(injected.row(p, 0))
+        ts, order = events[0]["ts"], []
+        for item in items:
+            ts = item["ts"] if isinstance(item, dict) else ts
+            order.append(ts)
+        current[k], keys[k], pos[k] = items, order, 0
+        heapq.heappush(heap, (order[0], k))
+
+    for k in range(tables):
+        start(k)
+    batch: list = []
+    while heap:
+        _, k = heapq.heappop(heap)
+        item = current[k][pos[k]]
+        if pending and id(item) in pending:
+            for row in pending.pop(id(item)):
+                row["line"] = writer.lines + len(batch) + 1
+                if sink is not None:
+                    sink.write(row)
+        if isinstance(item, dict):
+            batch.append(item)
+            summary.events += 1
+        else:
+            batch.append(item.text)
+        if len(batch) >= 4096:
+            writer.write_items(batch)
+            batch = []
+        pos[k] += 1
+        if pos[k] < len(current[k]):
+            heapq.heappush(heap, (keys[k][pos[k]], k))
+        else:
+            start(k)
+    writer.write_items(batch)
 
 
 def _inject_one(events, ruleset, irng, usable, summary) -> Injected | None:
