@@ -7,6 +7,7 @@ only the sizes and types matter. Written to a temp dir (or --dir), never to the 
 
     .venv/bin/python bench/stats.py            # generate, time, clean up
     .venv/bin/python bench/stats.py --dir /tmp/ds20m --keep   # reuse / keep the dataset
+    nice -n -15 .venv/bin/python bench/stats.py --dir /tmp/ds20m   # busy shared machine (root)
 
 Prints: generation time, the baseline (a bare `SELECT count(*)` over the events table), the
 in-process `pipeline.stats.compute` time for all sections, and the wall time of the whole
