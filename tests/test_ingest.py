@@ -324,3 +324,16 @@ def test_a_log_that_grew_adds_only_its_new_lines(tmp_path):
     drop = ("ingest_id", "source_file", "file")
     for name in ("events", "turns", "rolls", "decisions", "games", "game_players", "findings"):
         assert table(tmp_path / "ds", name, drop) == table(tmp_path / "one", name, drop), name
+
+
+def test_bad_lines_are_written_in_batches_not_held(tmp_path, monkeypatch):
+    from pipeline.ingest import run
+
+    monkeypatch.setattr(run, "BATCH", 10)
+    monkeypatch.setattr(run, "BAD_CHARS", 1000)
+    log = tmp_path / "garbage.jsonl"
+    log.write_text("".join(f"garbage line {i}\n" for i in range(35)) + ("x" * 3000 + "\n") * 2)
+    s = ingest([str(log)], tmp_path / "ds")
+    assert s.rejects == 37
+    (path,) = (tmp_path / "ds" / "rejects").glob("*.parquet")
+    assert pq.ParquetFile(path).num_row_groups >= 5  # 10 + 10 + 10 + (5 + 1) + 1 lines

@@ -41,6 +41,7 @@ from pipeline.replay import Replayer
 from pipeline.rules import Ruleset
 
 BATCH = 65_536  # events per Arrow batch
+BAD_CHARS = 64 << 20  # write the held bad lines once their text passes this
 ROWS_PER_FILE = 2_000_000  # a new Parquet file after this many rows (parallel reads)
 PARSE_CODES = frozenset({"bad_json", "bad_event"})  # findings owned by a line, not a game's replay
 DERIVED = ("turns", "rolls", "decisions", "games", "game_players", "findings")
@@ -213,6 +214,7 @@ class _Run:
         self.touched: set[str] = set()  # stored games with new events: replayed whole at the end
         self.events: list[Event] = []
         self.bad: list[BadLine] = []
+        self.bad_chars = 0  # text held by `bad`: bad lines can be megabytes each
         self.findings_error = 0
         self.findings_warning = 0
         self.findings = 0
@@ -311,6 +313,9 @@ class _Run:
                 rejects += 1
                 bad.append(item)
                 feed(item)
+                self.bad_chars += len(item.raw)
+                if len(bad) >= BATCH or self.bad_chars >= BAD_CHARS:  # a file of long bad lines
+                    self.flush()
         counts.lines = source.lines
         counts.blank_lines = source.blank_lines
         counts.events = n_events
@@ -343,6 +348,7 @@ class _Run:
         if self.bad:
             self.sinks["rejects"].write(batches.rejects_table(self.bad, self.ingest_id))
             self.bad.clear()
+            self.bad_chars = 0
         self._write_output()
 
     def _write_output(self) -> None:
