@@ -51,12 +51,15 @@ def generate(root: Path) -> None:
     custom = Ruleset.from_value({"base": "standard", "three_pairs": None, "opening": 1000}).to_json()
     con = duckdb.connect()
     con.execute("set preserve_insertion_order = false")
-    for table in ("games", "game_players", "turns", "rolls", "decisions", "events", "findings"):
-        (root / table).mkdir(parents=True, exist_ok=True)
+    root.mkdir(parents=True, exist_ok=True)
 
     def copy(table: str, query: str) -> None:
-        target = str(root / table / "part-0.parquet")
-        con.execute(f"copy ({query}) to '{target}' (format parquet, compression zstd)")
+        # the layout ingest writes (docs/dataset.md): zstd, row groups of 2^20 rows, files
+        # of at most two row groups
+        con.execute(
+            f"copy ({query}) to '{root / table}' (format parquet, compression zstd, overwrite_or_ignore true, "
+            "row_group_size 1048576, row_groups_per_file 2, filename_pattern 'part-{i}')"
+        )
 
     # a game's id from an integer; a seat's player name from (game, seat)
     con.execute("create macro gid(i) as 'g' || lpad(i::varchar, 6, '0')")
