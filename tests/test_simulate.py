@@ -312,6 +312,12 @@ def test_cli_mixes_rulesets_when_repeated(tmp_path):
     assert rules == {"standard", "playmonster"}
 
 
+def test_a_ruleset_the_bots_cannot_win_is_refused_not_looped_on():
+    res = runner.invoke(app, ["simulate", "-n", "2", "-s", "1", "-r", '{"farkle_penalty": 5000, "penalty_after": 1}'])
+    assert res.exit_code == 2
+    assert "cannot win" in res.stderr
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

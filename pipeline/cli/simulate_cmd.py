@@ -11,6 +11,7 @@ from pipeline.cli.common import RULES_HELP, progress_bar, rules_or_exit, stderr,
 from pipeline.cli.main import app
 from pipeline.model import FINDING_CODES
 from pipeline.simulate import BOT_NAMES, INJECTABLE, NOT_INJECTABLE, parse_players, simulate
+from pipeline.simulate.game import SimulationError
 
 
 @app.command("simulate")
@@ -85,6 +86,8 @@ def simulate_cmd(
     except BrokenPipeError:  # `simulate ... | head`: the reader has seen enough
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         raise typer.Exit(0)
+    except SimulationError as exc:
+        usage_error(str(exc))
     except OSError as exc:
         usage_error(f"cannot write {exc.filename or out}: {exc.strerror or exc}")
     elapsed = time.perf_counter() - started

@@ -73,6 +73,13 @@ def rfc3339(t: int) -> str:
 #: After this many turns per player every bot banks like `cautious`: under a harsh penalty
 #: (say 1000 every 2nd farkle) greedy bots can drift below zero for ever, and a game must end.
 TIRED_AFTER = 100
+#: A game that has not ended after this many turns per player never will: the ruleset's
+#: penalty outweighs what even a cautious bot banks (say, 5000 for every farkle).
+GIVE_UP_AFTER = 2000
+
+
+class SimulationError(ValueError):
+    """The bots cannot finish a game under this ruleset."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +154,12 @@ def play_game(
         ch = choose[p]
         turns += 1
         bars = bank_at[p] if turns <= tired else BOTS["cautious"].bank_at
+        if turns > GIVE_UP_AFTER * n:
+            raise SimulationError(
+                f"game {gid} has not reached the target of {target} after {GIVE_UP_AFTER} turns per player "
+                f"(best total {max(totals)}): under these rules (farkle_penalty {penalty} every "
+                f"{after} farkle(s) in a row) the bots cannot win; lower the penalty or the target"
+            )
         need = min_bank if opened[p] else max(opening, min_bank)
         pts = 0
         left = 6
