@@ -60,8 +60,6 @@ def by_player(df: pl.DataFrame, *keys: str) -> dict:
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
-    if k == 0:
-        lo = 0.0
     p = k / n
     centre = (p + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
     half = Z95 / (1 + Z95**2 / n) * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n))
