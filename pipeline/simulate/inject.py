@@ -92,7 +92,6 @@ class Planted:
 class Injected:
     items: list  # dicts and Raw lines in file order
     planted: list[Planted]
-    gid: str  # the game the finding is on (a stray line's own game id for unknown_game)
 
     def row(self, p: Planted, line: int) -> dict[str, Any]:
         """The manifest row of one planted finding, on file line `line`."""
@@ -737,7 +736,7 @@ def inject(events: list[dict], code: str, rules: Ruleset, rng: random.Random) ->
         if planted is None:
             continue
         if _verified(ev, planted, gid, rules):
-            return Injected(ev, planted, gid)
+            return Injected(ev, planted)
     return None
 
 

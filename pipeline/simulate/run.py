@@ -23,7 +23,7 @@ class Summary:
     games: int = 0
     events: int = 0  # valid events written (bad lines not counted)
     lines: int = 0
-    injected: dict[str, int] = field(default_factory=dict)  # code -> games that got it
+    injected: dict[str, int] = field(default_factory=dict)  # code -> findings planted
     skipped: dict[str, int] = field(default_factory=dict)  # code -> games where no site worked
     unavailable: dict[str, str] = field(default_factory=dict)  # code -> why never injectable here
 
