@@ -331,6 +331,7 @@ def test_bad_lines_are_written_in_batches_not_held(tmp_path, monkeypatch):
 
     monkeypatch.setattr(run, "BATCH", 10)
     monkeypatch.setattr(run, "BAD_CHARS", 1000)
+    monkeypatch.setattr(run, "ROW_GROUP", 1)  # each flush its own row group, to count flushes
     log = tmp_path / "garbage.jsonl"
     log.write_text("".join(f"garbage line {i}\n" for i in range(35)) + ("x" * 3000 + "\n") * 2)
     s = ingest([str(log)], tmp_path / "ds")

@@ -21,6 +21,7 @@ import os
 import re
 import secrets
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,6 +42,7 @@ from pipeline.replay import Replayer
 from pipeline.rules import Ruleset
 
 BATCH = 65_536  # events per Arrow batch
+ROW_GROUP = 262_144  # rows per Parquet row group (batches are gathered up to this)
 BAD_CHARS = 64 << 20  # write the held bad lines once their text passes this
 ROWS_PER_FILE = 2_000_000  # a new Parquet file after this many rows (parallel reads)
 PARSE_CODES = frozenset({"bad_json", "bad_event"})  # findings owned by a line, not a game's replay
@@ -140,35 +142,65 @@ class IngestSummary:
 
 
 class _TableSink:
-    """Arrow tables of one table → Parquet files in staging, a new file every ROWS_PER_FILE."""
+    """Arrow tables of one table → Parquet files in staging, a new file every ROWS_PER_FILE.
 
-    def __init__(self, directory: Path, table: str, ingest_id: str):
+    Batches are gathered into row groups of ROW_GROUP rows and written by a background
+    thread (Parquet encoding and zstd run without the GIL, so they overlap the Python loop);
+    one write per table is in flight at a time, which keeps order and bounds memory.
+    """
+
+    def __init__(self, directory: Path, table: str, ingest_id: str, executor: ThreadPoolExecutor):
         self.directory = directory / table
         self.table = table
         self.schema = tables.TABLES[table]
         self.ingest_id = ingest_id
         self.files: list[Path] = []
+        self._executor = executor
         self._writer: pq.ParquetWriter | None = None
         self._rows = 0
+        self._pending: list[pa.Table] = []
+        self._pending_rows = 0
+        self._in_flight: Future | None = None
 
     def write(self, table: pa.Table) -> None:
         if table.num_rows == 0:
             return
+        self._pending.append(table)
+        self._pending_rows += table.num_rows
+        if self._pending_rows >= ROW_GROUP:
+            self._submit()
+
+    def _submit(self) -> None:
+        data = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
+        self._pending, self._pending_rows = [], 0
+        if self._in_flight is not None:
+            self._in_flight.result()
+        self._in_flight = self._executor.submit(self._write_now, data)
+
+    def _write_now(self, data: pa.Table) -> None:
         if self._writer is None or self._rows >= ROWS_PER_FILE:
-            self.close()
+            self._close_file()
             path = self.directory / f"part-{self.ingest_id}-{len(self.files):04d}.parquet"
             self._writer = pq.ParquetWriter(path, self.schema, compression="zstd")
             self.files.append(path)
             self._rows = 0
-        self._writer.write_table(table, row_group_size=1 << 20)
-        self._rows += table.num_rows
+        self._writer.write_table(data, row_group_size=data.num_rows)
+        self._rows += data.num_rows
 
-    def close(self) -> None:
+    def _close_file(self) -> None:
         if self._writer is not None:
             self._writer.close()
             with open(self.files[-1], "rb+") as fh:
                 os.fsync(fh.fileno())
             self._writer = None
+
+    def close(self) -> None:
+        if self._pending:
+            self._submit()
+        if self._in_flight is not None:
+            self._in_flight.result()
+            self._in_flight = None
+        self._close_file()
 
 
 def new_ingest_id() -> str:
@@ -204,7 +236,8 @@ class _Run:
         self.parent = os.getppid()
         self.staging = store.staging_dir(ingest_id)
         prefix = ingest_id if parts == 1 else f"{ingest_id}-p{part}"
-        self.sinks = {name: _TableSink(self.staging, name, prefix) for name in tables.TABLES}
+        self.writer_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet")
+        self.sinks = {name: _TableSink(self.staging, name, prefix, self.writer_thread) for name in tables.TABLES}
         self.replayer = Replayer(default_rules)
         self.sources: list[SourceCounts] = []
         # Duplicate index: per game, every seq 1..hi is present, plus the seqs in extra[game].
@@ -430,6 +463,7 @@ class _Run:
         self._write_output()
         for sink in self.sinks.values():
             sink.close()
+        self.writer_thread.shutdown()
 
     def result(self) -> dict[str, Any]:
         """What the main process needs from a part (sent through a pipe by a child process)."""
