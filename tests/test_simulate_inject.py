@@ -181,3 +181,40 @@ def test_injected_findings_equal_the_manifest_exactly(seed, tables):
         f"auditor found but not planted: {sorted(extra)[:5]}; planted but not found: "
         f"{[(k, what[k]) for k in sorted(missing)[:5]]}"
     )
+
+
+def random_ruleset(rng) -> Ruleset:
+    """A house table drawn from the knobs of rules.md (target kept small so games are short)."""
+    knobs = {
+        "base": rng.choice(["standard", "playmonster"]),
+        "n_of_a_kind": rng.choice(["flat", "doubling", "linear"]),
+        "three_pairs": rng.choice([1500, 750, None]),
+        "straight": rng.choice([1500, 2500, None]),
+        "two_triplets": rng.choice([2500, None]),
+        "four_kind_plus_pair": rng.choice([1500, None]),
+        "split_kinds": rng.choice([True, False]),
+        "six_kind": rng.choice([None, 10000]),
+        "partial_straights": rng.choice([None, {"12345": 500, "23456": 750}, {"123": 150}]),
+        "opening": rng.choice([0, 350, 500, 1000]),
+        "min_bank": rng.choice([0, 300, 350]),
+        "farkle_penalty": rng.choice([0, 0, 300, 1000]),
+        "penalty_after": rng.choice([1, 2, 3]),
+        "target": rng.choice([3000, 5000, 10000]),
+    }
+    if knobs["penalty_after"] == 1 and knobs["farkle_penalty"] > 300:
+        knobs["penalty_after"] = 3  # 1000 off every farkle: the bots may never finish
+    return Ruleset.from_value(knobs)
+
+
+@pytest.mark.parametrize("draw", range(6))
+def test_random_house_tables_clean_games_audit_clean_and_injections_match(draw):
+    import random
+
+    rules = random_ruleset(random.Random(f"house/{draw}"))
+    clean = io.BytesIO()
+    simulate(clean, 12, 500 + draw, rules=[rules], players=(1, 5))
+    assert audit(clean.getvalue()) == []
+    data, manifest = run(40, 600 + draw, rules=[rules], players=(2, 5), inject_rate=1.0)
+    want = Counter((m["game_id"], m["seq"], m["code"], m["line"]) for m in manifest)
+    got = Counter((f.game_id, f.seq, f.code, f.line) for f in audit(data))
+    assert got == want, (rules.to_dict(), sorted((got - want).items())[:3], sorted((want - got).items())[:3])
