@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli.main import app
 from pipeline.rules import Ruleset, is_farkle, score_keep
-from pipeline.simulate import BOT_NAMES, simulate
+from pipeline.simulate import BOT_NAMES, DEFAULT_BOTS, simulate
 from pipeline.simulate.game import rules_value
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -273,7 +273,7 @@ def test_bots_differ_in_how_often_they_bank_after_a_keep(corpus):
             if prev["type"] == "keep":
                 decisions[bots[prev["player"]]][e["type"]] += 1
     rate = {b: c["bank"] / (c["bank"] + c["roll"]) for b, c in decisions.items()}
-    assert set(rate) == set(BOT_NAMES)
+    assert set(rate) == set(DEFAULT_BOTS) == set(BOT_NAMES) - {"optimal"}
     assert rate["cautious"] > rate["threshold"] > rate["greedy"]
     assert rate["cautious"] > 2 * rate["greedy"]
 
@@ -287,6 +287,35 @@ def test_keep_styles_show_in_the_dice_kept(corpus):
                 kept[bots[e["player"]]].append(len(e["dice"]))
     mean = {b: sum(v) / len(v) for b, v in kept.items()}
     assert mean["keep_min"] < mean["threshold"] < mean["keep_all"]
+
+
+def test_optimal_bot_plays_the_exact_policy():
+    strategy = pytest.importorskip("pipeline.strategy")
+    rules = HOUSE_PENALTY
+    policy = strategy.solve(rules)
+    games = games_of(sim_bytes(15, 8, rules=[rules], bots=("optimal",), players=(2, 3)))
+    checked = 0
+    for events in games.values():
+        replay_rules(events, rules)
+        assert set(events[0]["bots"].values()) == {"optimal"}
+        opened: set[str] = set()
+        points, final = 0, False
+        for prev, e, nxt in zip(events, events[1:], events[2:]):
+            if e["type"] == "bank":
+                opened.add(e["player"])
+                final = final or e["total"] >= rules.target
+            if prev["type"] == "roll" and e["type"] == "keep":
+                best = policy.best_keep(points, prev["dice"], e["player"] in opened)
+                assert sorted(e["dice"]) == sorted(best[0])
+                points += e["points"]
+                if not final:
+                    left = len(prev["dice"]) - len(e["dice"]) or 6
+                    action = policy.best_action(points, left, e["player"] in opened)
+                    assert nxt["type"] == ("bank" if action == strategy.BANK else "roll")
+                checked += 1
+            if e["type"] in ("bank", "farkle"):
+                points = 0
+    assert checked > 500
 
 
 # ---- CLI ----------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import typer
 from pipeline.cli.common import RULES_HELP, progress_bar, rules_or_exit, stderr, usage_error
 from pipeline.cli.main import app
 from pipeline.model import FINDING_CODES
-from pipeline.simulate import BOT_NAMES, INJECTABLE, NOT_INJECTABLE, parse_players, simulate
+from pipeline.simulate import BOT_NAMES, DEFAULT_BOTS, INJECTABLE, NOT_INJECTABLE, parse_players, simulate
 from pipeline.simulate.game import SimulationError
 
 
@@ -25,7 +25,7 @@ def simulate_cmd(
     inject: float = typer.Option(0.0, "--inject", help="Share of games (0..1) that get one planted error."),
     inject_codes: Optional[str] = typer.Option(None, "--inject-codes", help="Comma-separated finding codes to plant (default: all injectable)."),
     manifest: Optional[str] = typer.Option(None, "--manifest", help="Write the planted errors' ground truth here (JSONL; CSV if it ends in .csv)."),
-    bots: Optional[str] = typer.Option(None, "--bots", help=f"Comma-separated bot strategies to draw from (default: all: {', '.join(BOT_NAMES)})."),
+    bots: Optional[str] = typer.Option(None, "--bots", help=f"Comma-separated bot strategies to draw from: {', '.join(BOT_NAMES)} (default: all but optimal)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
 ) -> None:
     """Play complete games with bots and write them as a JSONL log (see docs/simulate.md)."""
@@ -58,7 +58,7 @@ def simulate_cmd(
         usage_error("--manifest needs --inject RATE > 0 (nothing would be planted)")
     if (inject_codes is not None) and inject == 0:
         usage_error("--inject-codes needs --inject RATE > 0")
-    names = list(BOT_NAMES)
+    names = list(DEFAULT_BOTS)
     if bots is not None:
         names = [b.strip() for b in bots.split(",") if b.strip()]
         unknown = [b for b in names if b not in BOT_NAMES]

@@ -4,7 +4,7 @@
 injection rate it corrupts a share of games with exactly one error each and writes the
 ground truth to a manifest (see inject.py and docs/simulate.md).
 """
-from pipeline.simulate.bots import BOT_NAMES, BOTS
+from pipeline.simulate.bots import BOT_NAMES, BOTS, DEFAULT_BOTS
 from pipeline.simulate.check import check_game
 from pipeline.simulate.game import game_id, play_game
 from pipeline.simulate.inject import INJECTABLE, NOT_INJECTABLE, inject
@@ -13,6 +13,7 @@ from pipeline.simulate.run import Summary, parse_players, simulate
 __all__ = [
     "BOTS",
     "BOT_NAMES",
+    "DEFAULT_BOTS",
     "INJECTABLE",
     "NOT_INJECTABLE",
     "Summary",

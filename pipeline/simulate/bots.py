@@ -11,6 +11,9 @@ them apart by their bank-vs-roll rates.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+
+from pipeline.rules import Ruleset, counts_key, dice_counts
 
 NEVER = 10**12
 
@@ -22,6 +25,7 @@ class Bot:
     bank_at: tuple[int, ...]  # index = dice left to roll (1..6); 0 unused
     settles_for_tie: bool
     about: str
+    policy: bool = False  # keep and bank-or-roll from pipeline.strategy's exact policy
 
 
 def _at(one: int, two: int, three: int, four: int, five: int, six: int) -> tuple[int, ...]:
@@ -69,4 +73,48 @@ BOTS: dict[str, Bot] = {
     )
 }
 
+BOTS["optimal"] = Bot(
+    "optimal",
+    "best",
+    _at(NEVER, NEVER, NEVER, NEVER, NEVER, NEVER),
+    False,
+    "plays pipeline.strategy's exact single-turn policy: the keep and the bank-or-roll that "
+    "maximise the points banked this turn (opt-in: --bots)",
+    policy=True,
+)
+
 BOT_NAMES: tuple[str, ...] = tuple(BOTS)
+#: The mix drawn from by default; `optimal` is opt-in (it solves the ruleset first, ~0.3 s).
+DEFAULT_BOTS: tuple[str, ...] = tuple(name for name in BOTS if not BOTS[name].policy)
+
+
+class PolicyPlayer:
+    """The exact single-turn policy as the game loop asks it: for (turn points, roll, opened),
+    the keep to take and whether to bank after it. Answers are memoised per ruleset."""
+
+    def __init__(self, rules: Ruleset):
+        from pipeline.strategy import BANK, solve
+
+        self._bank = BANK
+        self.policy = solve(rules)
+        self.rules = rules
+        self._memo: dict[tuple[int, int, bool], tuple[tuple[list[int], int, int], bool]] = {}
+
+    def decide(self, points: int, key: int, roll: list[int], opened: bool) -> tuple[tuple[list[int], int, int], bool]:
+        """((kept dice, value, dice kept), bank after it?) for a roll that scores."""
+        memo_key = (points, key, opened)
+        hit = self._memo.get(memo_key)
+        if hit is None:
+            from pipeline.rules import score_table
+
+            dice, _ = self.policy.best_keep(points, roll, opened)
+            value = score_table(self.rules).value[counts_key(dice_counts(dice))]
+            left = len(roll) - len(dice) or 6
+            bank = self.policy.best_action(points + value, left, opened) == self._bank
+            hit = self._memo[memo_key] = ((sorted(dice), value, len(dice)), bank)
+        return hit
+
+
+@lru_cache(maxsize=8)
+def policy_player(rules: Ruleset) -> PolicyPlayer:
+    return PolicyPlayer(rules)

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from pipeline.rules import BUILTIN_RULESETS, Ruleset
-from pipeline.simulate.bots import BOT_NAMES, BOTS
+from pipeline.simulate.bots import BOTS, DEFAULT_BOTS, policy_player
 from pipeline.simulate.dice import POW6, dice_tables, rolls_by_index
 
 PLAYER_NAMES = (
@@ -90,7 +90,7 @@ class Table:
     bots: tuple[str, ...]
 
 
-def seat_players(rng: random.Random, n_min: int, n_max: int, bot_names=BOT_NAMES) -> Table:
+def seat_players(rng: random.Random, n_min: int, n_max: int, bot_names=DEFAULT_BOTS) -> Table:
     n = n_min if n_min == n_max else rng.randint(n_min, n_max)
     names = tuple(rng.sample(PLAYER_NAMES, n))
     bots = tuple(rng.choice(bot_names) for _ in range(n))
@@ -119,6 +119,8 @@ def play_game(
     hi = tabs.choice["best"]
     bank_at = [b.bank_at for b in bots]
     tie_ok = [b.settles_for_tie for b in bots]
+    policies = [policy_player(rules) if b.policy else None for b in bots]
+    keys = tabs.keys
     opening, min_bank = rules.opening, rules.min_bank
     penalty, after, target = rules.farkle_penalty, rules.penalty_after, rules.target
     rnd = rng.random
@@ -161,6 +163,7 @@ def play_game(
                 f"{after} farkle(s) in a row) the bots cannot win; lower the penalty or the target"
             )
         need = min_bank if opened[p] else max(opening, min_bank)
+        pol = policies[p]
         pts = 0
         left = 6
         while True:
@@ -191,13 +194,17 @@ def play_game(
                 break
             # Bank with the highest-value keep if the bot would bank after it; else keep
             # in the bot's own style (a smaller keep, to roll more dice) and roll on.
-            b = hi[left][idx]
+            if pol is None:
+                b = hi[left][idx]
+            else:  # the exact policy picks the keep, and says whether to bank after it
+                b, says_bank = pol.decide(pts, keys[left][idx], rolls[left][idx], opened[p])
+                c = b
             bank = False
             bpts = pts + b[1]
             if bpts >= need:
                 bleft = left - b[2] or 6
                 if first < 0:
-                    bank = bpts >= bars[bleft]
+                    bank = bpts >= bars[bleft] if pol is None else says_bank
                 else:
                     best = max(totals[q] for q in range(n) if q != p)
                     mine = totals[p] + bpts

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable, Sequence
 
 from pipeline.rules import Ruleset
-from pipeline.simulate.bots import BOT_NAMES
+from pipeline.simulate.bots import DEFAULT_BOTS
 from pipeline.simulate.game import game_id, game_rng, play_game, seat_players, start_time
 from pipeline.simulate.inject import INJECTABLE, Injected, inject, injectable_under
 from pipeline.simulate.writer import LineWriter, encode
@@ -74,7 +74,7 @@ def simulate(
     inject_rate: float = 0.0,
     inject_codes: Sequence[str] = INJECTABLE,
     manifest: str | Path | io.TextIOBase | None = None,
-    bots: Sequence[str] = BOT_NAMES,
+    bots: Sequence[str] = DEFAULT_BOTS,
     on_game: Callable[[int], None] | None = None,
     tables: int = 1,
 ) -> Summary:
