@@ -19,24 +19,9 @@ from pipeline.cli.main import app
 from pipeline.rules import Ruleset
 from pipeline.simulate import BOT_NAMES, INJECTABLE, check_game, simulate
 from pipeline.simulate.inject import NOT_INJECTABLE
+from tests.test_simulate import HOUSE_ODD, HOUSE_PENALTY
 
-ALL_KNOBS = Ruleset.from_value(
-    {"base": "standard", "opening": 1000, "min_bank": 350, "farkle_penalty": 500, "penalty_after": 3}
-)
-ODD = Ruleset.from_value(
-    {
-        "base": "playmonster",
-        "n_of_a_kind": "doubling",
-        "three_pairs": 750,
-        "straight": None,
-        "partial_straights": {"12345": 500, "23456": 750},
-        "opening": 0,
-        "min_bank": 300,
-        "farkle_penalty": 1000,
-        "penalty_after": 2,
-        "target": 5000,
-    }
-)
+ALL_KNOBS, ODD = HOUSE_PENALTY, HOUSE_ODD  # every knob a code needs; an odd house table
 MIXED = [Ruleset.builtin("standard"), Ruleset.builtin("playmonster"), ALL_KNOBS, ODD]
 
 

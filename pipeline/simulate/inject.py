@@ -21,43 +21,20 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from pipeline.model import FINDING_CODES
 from pipeline.rules import Ruleset, counts_key, dice_counts
 from pipeline.simulate.check import bank_is_cross_roll, check_game, keep_is_cross_roll, meld_subsets, value_of
 from pipeline.simulate.dice import dice_tables
 from pipeline.simulate.writer import encode
 
-#: Codes an injection can plant. missing_turn_end always comes with game_incomplete (a game
-#: cut off mid-turn has no game_end either; log-format.md: "a game cut off mid-turn gets both").
-INJECTABLE = (
-    "bad_json",
-    "bad_event",
-    "unknown_game",
-    "seq_error",
-    "play_after_game_over",
-    "wrong_player",
-    "missed_farkle",
-    "missing_keep",
-    "wrong_dice_count",
-    "kept_not_rolled",
-    "non_scoring_kept",
-    "cross_roll_meld",
-    "scoring_error",
-    "bank_mismatch",
-    "bank_below_opening",
-    "bank_below_minimum",
-    "total_mismatch",
-    "false_farkle",
-    "penalty_error",
-    "final_score_mismatch",
-    "wrong_winner",
-    "missing_turn_end",
-    "game_incomplete",
-)
+#: Codes an injection can plant: every finding of a log (not of a scoresheet), in
+#: log-format.md's order. missing_turn_end always comes with game_incomplete (a game cut off
+#: mid-turn has no game_end either; log-format.md: "a game cut off mid-turn gets both").
+INJECTABLE = tuple(code for code in FINDING_CODES if not code.startswith("sheet_"))
 NOT_INJECTABLE = {
-    "sheet_points_mismatch": "a scoresheet finding: it compares a hand-kept CSV with the log, no log edit makes it",
-    "sheet_total_mismatch": "a scoresheet finding: it compares a hand-kept CSV with the log, no log edit makes it",
-    "sheet_extra_turn": "a scoresheet finding: it compares a hand-kept CSV with the log, no log edit makes it",
-    "sheet_missing_turn": "a scoresheet finding: it compares a hand-kept CSV with the log, no log edit makes it",
+    code: "a scoresheet finding: it compares a hand-kept CSV with the log, no log edit makes it"
+    for code in FINDING_CODES
+    if code.startswith("sheet_")
 }
 #: Knob a code needs, checked before trying: (knob, why).
 NEEDS = {
