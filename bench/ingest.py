@@ -34,7 +34,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EVENTS_PER_GAME = 347  # the simulator's default bots and players, measured
 
 DUCKDB_SCRIPT = """
 import sys, duckdb
@@ -44,17 +43,32 @@ duckdb.sql(f"COPY (SELECT * FROM read_json('{src}')) TO '{dst}' (FORMAT parquet,
 
 
 def simulate(path: Path, events: int, seed: int) -> int:
-    games = max(1, math.ceil(events / EVENTS_PER_GAME))
+    """About `events` events: the games needed are estimated from a 300-game sample."""
+    sample = path.with_name("sample-" + path.name)
+    _simulate(sample, 300, seed + 1)
+    per_game = max(1.0, _lines(sample) / 300)
+    sample.unlink()
+    _simulate(path, max(1, math.ceil(events / per_game)), seed)
+    return _lines(path)
+
+
+def _simulate(path: Path, games: int, seed: int) -> None:
     cli = [sys.executable, "-c", "from pipeline.cli.main import app; app()"]
     has_cmd = subprocess.run(cli + ["simulate", "--help"], capture_output=True, cwd=ROOT).returncode == 0
     if has_cmd:
         subprocess.run(cli + ["simulate", "--games", str(games), "--seed", str(seed), "--out", str(path)],
-                       check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+                       check=True, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     else:
         from pipeline.simulate import simulate as run
 
         run(str(path), games, seed)
-    with open(path, "rb") as fh:
+
+
+def _lines(path: Path) -> int:
+    import gzip
+
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 24), b""))
 
 
