@@ -42,7 +42,7 @@ from pipeline.replay import Replayer
 from pipeline.rules import Ruleset
 
 BATCH = 65_536  # events per Arrow batch
-ROW_GROUP = 131_072  # rows per Parquet row group (batches are gathered up to this)
+ROW_GROUP = 65_536  # rows per Parquet row group (batches are gathered up to this; more holds more memory)
 BAD_CHARS = 64 << 20  # write the held bad lines once their text passes this
 ROWS_PER_FILE = 2_000_000  # a new Parquet file after this many rows (parallel reads)
 PARSE_CODES = frozenset({"bad_json", "bad_event"})  # findings owned by a line, not a game's replay
