@@ -257,6 +257,7 @@ def test_cli_json_summary_and_exit_codes(tmp_path, logs):
     assert result.exit_code == 1, result.output
     data = json.loads(result.stdout)
     assert data["rejects"] == 4 and data["invariant_holds"] is True
+    assert data["findings_error"] == 4 and data["replay_errors"] == 0  # the 12 game_incomplete are warnings
     for key in ("files", "lines", "events", "games", "rejects", "duplicates", "findings", "seconds", "events_per_second"):
         assert key in data
     clean = tmp_path / "clean.jsonl"

@@ -34,7 +34,7 @@ def ingest_command(
     """Validate, replay and store logs as Parquet tables; re-ingesting adds only what is new.
 
     Exit 0: everything valid. Exit 1: the data has rejects (lines that are not valid events),
-    error findings, or broken files; the summary's `rejects`, `findings_error` and
+    error findings, or broken files; the summary's `rejects`, `replay_errors` and
     `file_problems` say which. Exit 2: bad usage (nothing is written).
     """
     ruleset = rules_or_exit(rules)
@@ -71,7 +71,8 @@ def _text(d: dict) -> str:
         f"rejects    {d['rejects']:>12,}",
         f"blank      {d['blank_lines']:>12,}",
         f"games      {d['games']:>12,}  ({d['games_recomputed']:,} recomputed with events from earlier ingests)",
-        f"findings   {d['findings']:>12,}  ({d['findings_error']:,} errors, {d['findings_warning']:,} warnings)",
+        f"findings   {d['findings']:>12,}  ({d['findings_error']:,} errors: {d['rejects']:,} for the rejects, "
+        f"{d['replay_errors']:,} from replay; {d['findings_warning']:,} warnings)",
     ]
     if d["file_problems"]:
         lines.append(f"broken     {d['file_problems']:>12,}  files (see the notes above)")

@@ -133,6 +133,8 @@ class IngestSummary:
             "findings": self.findings,
             "findings_error": self.findings_error,
             "findings_warning": self.findings_warning,
+            # every reject is also a bad_json/bad_event error finding; these are the others
+            "replay_errors": self.findings_error - self.rejects,
             "file_problems": self.file_problems,
             "problems": self.problems,
             "seconds": round(self.seconds, 3),
