@@ -183,6 +183,8 @@ class RollRecord:
     kept_claimed: int | None = None
     kept_value: int | None = None  # corrected value of the keep
     ts: str | None = None
+    points_before: int = 0  # corrected turn points before this roll (what the dice gave so far)
+    opened: bool = False  # whether the player had opened (any bank replayed) before this turn
 
 
 @dataclass(slots=True)
@@ -201,6 +203,7 @@ class DecisionRecord:
     choice: str  # "bank" or "roll"
     farkled: bool | None = None  # for a roll: whether that roll scored nothing
     ts: str | None = None
+    turn_points_corrected: int = 0  # turn points so far by the dice, this keep included
 
 
 @dataclass(slots=True)

@@ -75,6 +75,8 @@ ROLLS = pa.schema(
         ("kept_claimed", pa.int64()),
         ("kept_value", pa.int64()),
         ("ts", TS),
+        ("points_before", pa.int64()),
+        ("opened", pa.bool_()),
     ]
 )
 
@@ -92,6 +94,7 @@ DECISIONS = pa.schema(
         ("choice", pa.string()),  # bank | roll
         ("farkled", pa.bool_()),
         ("ts", TS),
+        ("turn_points_corrected", pa.int64()),
     ]
 )
 

@@ -491,3 +491,13 @@ def test_meld_with_an_earlier_keep_that_had_a_non_scoring_die():
     log.roll("ana", [6, 6]).bank("ana", 500, 500)
     out = audit(log)
     assert codes(out)[:2] == [(3, "non_scoring_kept"), (5, "cross_roll_meld")]
+
+
+def test_decision_and_roll_records_carry_corrected_points_for_judging():
+    log = Log()
+    log.roll("ana", [1, 2, 3, 4, 6, 6]).keep("ana", [1], 150)  # claimed 150, worth 100
+    log.roll("ana", [5, 5, 5, 2, 3]).keep("ana", [5, 5, 5], 500).bank("ana", 650, 650)
+    out = audit(log)
+    assert [(d.turn_points, d.turn_points_corrected, d.choice) for d in out.decisions] == [
+        (150, 100, "roll"), (650, 600, "bank")]
+    assert [(r.points_before, r.opened) for r in out.rolls] == [(0, False), (100, False)]

@@ -367,7 +367,8 @@ class Replayer:
         t.awaiting_after_bust = not scored
         if self.records:
             t.roll_pending = RollRecord(
-                g.game_id, ev.seq, t.player, t.turn, t.rolls, dice, len(dice), scored, table.best[key], ts=ev.ts
+                g.game_id, ev.seq, t.player, t.turn, t.rolls, dice, len(dice), scored, table.best[key], ts=ev.ts,
+                points_before=t.corrected_sum, opened=t.opened_before,
             )
         if self.trace:
             self._trace(t, ev, worth=table.best[key])
@@ -441,7 +442,7 @@ class Replayer:
                     opp = tot
             t.decision_pending = DecisionRecord(
                 g.game_id, ev.seq, t.player, t.turn, left, t.claimed_sum, t.banked_before, opp,
-                t.opened_before, "", ts=ev.ts,
+                t.opened_before, "", ts=ev.ts, turn_points_corrected=t.corrected_sum,
             )
         if self.trace:
             self._trace(t, ev, claimed=claimed, worth=worth)
