@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_OUT ?= demo_out
 
-.PHONY: demo test install clean bench
+.PHONY: demo test install clean bench bench-all
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -24,8 +24,16 @@ test: $(STAMP)
 demo: $(STAMP)
 	bash scripts/demo.sh $(BIN) $(DEMO_OUT)
 
+# Quick benchmarks (seconds each); bench-all adds the 2 M-event ones (minutes).
 bench: $(STAMP)
 	$(BIN)/python bench/rules_table.py
+	$(BIN)/python bench/reader.py
+	$(BIN)/python bench/solver.py
+
+bench-all: bench
+	$(BIN)/python bench/simulate.py
+	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/stats.py
 
 clean:
 	rm -rf $(DEMO_OUT) .pytest_cache
