@@ -34,3 +34,13 @@ def test_docs_linked_from_the_readme_exist():
 
     for link in re.findall(r"\]\((docs/[^)]+|schemas/[^)]+)\)", readme):
         assert (ROOT / link).exists(), link
+
+
+def test_python_dash_m_runs_the_cli():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "pipeline.cli", "score", "1", "1", "1", "5"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "1050" in result.stdout
