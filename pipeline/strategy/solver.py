@@ -294,6 +294,12 @@ class Policy:
             return float(self._by_opened[bool(opened)].roll[level * 6 + dice_left - 1])
         return (1.0 - self.farkle[dice_left - 1]) * points + self._a_inf[dice_left - 1]
 
+    def tail_gain(self, dice_left: int) -> float:
+        """A_n: at or above the cap, rolling `dice_left` dice is worth
+        (1 - farkle[n-1]) * points + A_n (banking: the points). For SQL joins (pipeline.strategy.judge)."""
+        self._check_dice(dice_left)
+        return float(self._a_inf[dice_left - 1])
+
     def value(self, points: int, dice_left: int, opened: bool) -> float:
         """V(points, dice_left): the better of banking and rolling on."""
         return max(self.bank_value(points, dice_left, opened), self.roll_value(points, dice_left, opened))
