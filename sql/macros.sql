@@ -35,3 +35,7 @@ create or replace temp macro normal_two_sided_p(z) as least(1.0, erfc(abs(z) / s
 create or replace temp macro chi2_sf_5df(x) as
     case when x <= 0 then 1.0
          else least(1.0, erfc(sqrt(x / 2)) + sqrt(2 / pi()) * exp(-x / 2) * (sqrt(x) + x ^ 1.5 / 3)) end;
+-- Integer key of a multiset of dice (pipeline.rules.table.dice_key): one decimal digit per
+-- face count, 1s first ([1, 1, 5] -> 200010). Joins the rolls to keep_options.
+create or replace temp macro dice_key(dice) as
+    list_sum(list_transform(dice, lambda d: [100000, 10000, 1000, 100, 10, 1][d]))::bigint;

@@ -33,7 +33,12 @@ TITLES = {
     "player_summary": "Players",
     "player_findings": "Audit findings against players",
     "dice_fairness": "Dice faces (chi-square against fair dice, 5 df)",
+    "decision_quality": "Decision quality: expected points given up per choice against the exact single-turn policy",
+    "decision_loss_by_state": "Decision quality by kind of choice, dice and turn points",
+    "blunders": "Blunders: choices that gave up more than the threshold",
 }
+# Tables judged by pipeline.strategy's single-turn model: their text output carries its caveat.
+MODEL_TABLES = {"decision_quality", "decision_loss_by_state", "blunders"}
 
 # Columns shown on a terminal (json and csv carry every column), with their headers.
 TEXT_COLUMNS: dict[str, list[tuple[str, str]]] = {
@@ -65,9 +70,23 @@ TEXT_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("face_1", "1s"), ("face_2", "2s"), ("face_3", "3s"), ("face_4", "4s"), ("face_5", "5s"), ("face_6", "6s"),
         ("dice", "dice"), ("chi2", "chi2"), ("p_value", "p"),
     ],
+    "decision_quality": [
+        ("judged", "judged"), ("not_judged", "not judged"), ("mean_loss", "mean loss"),
+        ("optimal_share", "optimal"), ("blunders", "blunders"), ("mean_keep_loss", "keep loss"),
+        ("mean_action_loss", "bank/roll loss"),
+    ],
+    "decision_loss_by_state": [
+        ("kind", "choice"), ("dice", "dice"), ("bucket", "turn points"), ("judged", "judged"),
+        ("mean_loss", "mean loss"), ("optimal_share", "optimal"),
+    ],
+    "blunders": [
+        ("game_id", "game"), ("seq", "seq"), ("kind", "choice"), ("points", "turn pts"), ("dice", "dice"),
+        ("roll", "roll"), ("made", "made"), ("best", "best"), ("loss", "loss"),
+    ],
 }
+TEXT_BLUNDERS = 25  # blunders shown on a terminal, worst first
 PERCENT_COLUMNS = {"bust_rate", "wilson_lo", "wilson_hi", "exact_rate", "share", "bank_rate",
-                   "farkle_rate_after_roll", "win_rate"}
+                   "farkle_rate_after_roll", "win_rate", "optimal_share"}
 
 
 @app.command()
@@ -81,12 +100,17 @@ def stats(
     format: StatsFormat = typer.Option(StatsFormat.text, "--format", "-f", help="text (tables), json or csv (one table)."),
     section: Optional[List[str]] = typer.Option(
         None, "--section", "-s",
-        help="bust, turns, decisions, players, dice, or a table name (repeatable; default: all).",
+        help="bust, turns, decisions, players, dice, decisions-quality, or a table name (repeatable; default: all).",
+    ),
+    blunder_threshold: float = typer.Option(
+        150.0, "--blunder-threshold", min=0.0,
+        help="decisions-quality: a choice giving up more than this many expected points is a blunder.",
     ),
 ) -> None:
     """Bust rates against the exact odds, turn value, bank-or-roll choices, player summaries
     and dice fairness. Exit 1 when DATASET is missing or not a farkle-logs dataset."""
     from pipeline.stats import SECTIONS, TABLE_NAMES, Filters, compute
+    from pipeline.strategy.solver import MODEL_NOTE
 
     wanted_sections, wanted_tables = _selection(section or [], SECTIONS, TABLE_NAMES)
     if format is StatsFormat.csv and len(wanted_tables) != 1:
@@ -110,7 +134,7 @@ def stats(
         stderr.print(f"error: {exc}", markup=False)
         raise typer.Exit(EXIT_DATA)
     try:
-        tables = compute(ds, filters, wanted_sections)
+        tables = compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold)
     except Exception as exc:  # a damaged Parquet file, a column missing from the contract
         stderr.print(f"error: cannot compute stats over {dataset}: {exc}", markup=False)
         raise typer.Exit(EXIT_DATA)
@@ -121,6 +145,8 @@ def stats(
         payload = {
             "dataset": str(dataset),
             "filters": filters.describe(),
+            **({"blunder_threshold": blunder_threshold, "model": MODEL_NOTE}
+               if MODEL_TABLES & set(tables) else {}),
             "tables": {name: table.to_pylist() for name, table in tables.items()},
         }
         sys.stdout.write(json.dumps(payload, default=str) + "\n")  # compact: pipe to jq to read
@@ -129,6 +155,9 @@ def stats(
     else:
         for name, table in tables.items():
             stdout.print(_rich_table(name, table))
+        if MODEL_TABLES & set(tables):
+            stdout.print(f"note: {MODEL_NOTE}; blunder = loss above {blunder_threshold:g} points. "
+                         "Choices whose state is not valid (findings in the turn) are not judged.", markup=False)
 
 
 def _selection(chosen: list[str], sections: dict[str, tuple[str, ...]], names: tuple[str, ...]) -> tuple[list[str], list[str]]:
@@ -182,7 +211,11 @@ def _rich_table(name: str, table: pa.Table) -> Table:
     out.add_column("player")
     for _, header in columns:
         out.add_column(header, justify="right")
-    for row in table.to_pylist():
+    rows = table.to_pylist()
+    if name == "blunders" and len(rows) > TEXT_BLUNDERS:
+        out.caption = f"the worst {TEXT_BLUNDERS} of {len(rows):,} (json and csv have them all)"
+        rows = rows[:TEXT_BLUNDERS]
+    for row in rows:
         who = row["player"] if row["scope"] == "player" else "all"
         out.add_row(who, *(_cell(col, row[col]) for col, _ in columns))
     return out

@@ -24,6 +24,7 @@ from pipeline.dataset_check import Dataset, DatasetError, open_dataset
 from pipeline.rules import Ruleset
 from pipeline.stats.odds import exact_odds_table, matching_rulesets
 from pipeline.stats.runner import connect, run, set_variables
+from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
 
 # Section -> the reports (sql/rpt_<table>.sql) it shows, in display order.
 SECTIONS: dict[str, tuple[str, ...]] = {
@@ -32,7 +33,11 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "decisions": ("bank_vs_roll_by_dice_left", "bank_vs_roll_by_points"),
     "players": ("player_summary", "player_findings"),
     "dice": ("dice_fairness",),
+    # judged against the exact single-turn policy (pipeline.strategy.judge)
+    "decisions-quality": ("decision_quality", "decision_loss_by_state", "blunders"),
 }
+# Sections whose models read the policy tables (policy_values, policy_tail, keep_options).
+POLICY_SECTIONS = ("decisions-quality",)
 TABLE_NAMES: tuple[str, ...] = tuple(t for tables in SECTIONS.values() for t in tables)
 
 __all__ = [
@@ -79,12 +84,19 @@ def _midnight_utc(day: dt.date) -> dt.datetime:
 
 @contextmanager
 def session(
-    dataset: str | Path | Dataset, filters: Filters = Filters(), with_odds: bool = True
+    dataset: str | Path | Dataset,
+    filters: Filters = Filters(),
+    with_odds: bool = True,
+    with_policy: bool = False,
+    blunder_threshold: float = DEFAULT_BLUNDER_THRESHOLD,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A DuckDB connection ready to run any model of `sql/` (see `run`) under `filters`.
 
     with_odds=False skips the exact-odds table (models reading `exact_odds` then fail):
     building it costs the rules engine's enumeration for each ruleset in the dataset.
+    with_policy=True solves each ruleset (pipeline.strategy, ~0.2 s each under the built-ins)
+    and registers policy_values, policy_tail and keep_options, which the decision-quality
+    models read; `blunder_threshold` is the DuckDB variable f_blunder_threshold.
     """
     ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
     if filters.since and filters.until and filters.since > filters.until:
@@ -100,10 +112,16 @@ def session(
                 "f_rulesets": matching_rulesets(texts, filters.rules) if filters.rules is not None else None,
                 "f_since": _midnight_utc(filters.since) if filters.since else None,
                 "f_until": _midnight_utc(filters.until + dt.timedelta(days=1)) if filters.until else None,
+                "f_blunder_threshold": float(blunder_threshold),
             },
         )
         if with_odds:
             con.register("exact_odds", exact_odds_table(texts))
+        if with_policy:
+            from pipeline.strategy.judge import policy_tables
+
+            for name, table in policy_tables(texts).items():
+                con.register(name, table)
         yield con
     finally:
         con.close()
@@ -113,13 +131,17 @@ def compute(
     dataset: str | Path | Dataset,
     filters: Filters = Filters(),
     sections: list[str] | tuple[str, ...] | None = None,
+    blunder_threshold: float = DEFAULT_BLUNDER_THRESHOLD,
 ) -> dict[str, pa.Table]:
-    """The report tables of `sections` (all by default), keyed by table name (SECTIONS)."""
+    """The report tables of `sections` (all by default), keyed by table name (SECTIONS).
+    `blunder_threshold`: expected points a choice must give up to count as a blunder."""
     chosen = list(SECTIONS) if sections is None else list(sections)
     unknown = [s for s in chosen if s not in SECTIONS]
     if unknown:
         raise ValueError(f"unknown section {unknown[0]!r}: sections are {', '.join(SECTIONS)}")
     tables = [t for s in chosen for t in SECTIONS[s]]
     with_odds = any(s in ("bust", "players") for s in chosen)  # the sections reading exact_odds
-    with session(dataset, filters, with_odds=with_odds) as con:
+    with_policy = any(s in POLICY_SECTIONS for s in chosen)
+    with session(dataset, filters, with_odds=with_odds, with_policy=with_policy,
+                 blunder_threshold=blunder_threshold) as con:
         return {t: run(con, f"rpt_{t}") for t in tables}
