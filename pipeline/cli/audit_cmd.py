@@ -40,9 +40,21 @@ def audit(
     rules: Optional[str] = typer.Option(None, "--rules", "-r", help=RULES_HELP + " Used when game_start has no rules."),
     format: AuditFormat = typer.Option(AuditFormat.text, "--format", "-f", help="text, json, jsonl or csv"),
     game: Optional[List[str]] = typer.Option(None, "--game", "-g", help="Only this game id (repeatable)."),
+    coach: bool = typer.Option(
+        False, "--coach",
+        help="With one --game: every keep and bank-or-roll of that game against the exact single-turn "
+             "policy (value made, best, loss) instead of the findings. Exit 0, or 1 if the game is not in the logs.",
+    ),
+    blunder_threshold: float = typer.Option(
+        150.0, "--blunder-threshold", min=0.0, help="--coach: mark choices losing more than this as blunders."
+    ),
 ) -> None:
     """Replay every game against the rules. Exit 0: no errors; 1: findings; 2: bad usage."""
     default_rules = rules_or_exit(rules) if rules is not None else None
+    if coach and (not game or len(game) != 1):
+        usage_error("--coach needs exactly one --game ID")
+    if coach and format not in (AuditFormat.text, AuditFormat.json):
+        usage_error("--coach prints text or json")
     resolution = resolve(logs)
     for notice in resolution.notices:
         stderr.print(f"note: {notice}", markup=False)
@@ -57,6 +69,8 @@ def audit(
     if not resolution.sources and resolution.problems:
         raise typer.Exit(EXIT_USAGE)
     file_problems: list[FileProblem] = []
+    if coach:
+        _coach(resolution, game[0], default_rules, format, blunder_threshold)
     with progress_bar("auditing") as advance:
         report = audit_stream(
             read_events(resolution.sources, on_problem=file_problems.append),
@@ -82,4 +96,26 @@ def audit(
         raise typer.Exit(EXIT_USAGE)
     if report.errors or report.file_problems or report.sheet_problems:
         raise typer.Exit(EXIT_DATA)
+    raise typer.Exit(EXIT_OK)
+
+
+def _coach(resolution, game_id: str, default_rules, format: AuditFormat, threshold: float) -> None:
+    from pipeline.cli.coach_render import coach_json, coach_text
+    from pipeline.strategy.judge import coach_game
+
+    file_problems: list[FileProblem] = []
+    result, policy, judged = coach_game(
+        read_events(resolution.sources, on_problem=file_problems.append), game_id, default_rules
+    )
+    for p in file_problems:
+        where = f"{p.file}:{p.line}" if p.line is not None else p.file
+        stderr.print(f"error: {where}: {p.reason}", markup=False)
+    if result is None:
+        stderr.print(f"error: game {game_id} is not in these logs", markup=False)
+        raise typer.Exit(EXIT_DATA)
+    if policy is None:
+        stderr.print(f"note: the ruleset of game {game_id} cannot be solved: nothing is judged", markup=False)
+    text = (coach_json if format is AuditFormat.json else coach_text)(game_id, judged, threshold)
+    sys.stdout.write(text)
+    sys.stdout.flush()
     raise typer.Exit(EXIT_OK)
