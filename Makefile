@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/solver.py
 
 bench-all: bench
+	$(BIN)/python bench/audit.py
 	$(BIN)/python bench/simulate.py
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/stats.py
