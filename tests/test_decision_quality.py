@@ -91,6 +91,8 @@ def _rows():
          "dice_count": 6, "scored": True, "best_value": 100, "kept": [1], "points_before": 0, "opened": False},
         {"game_id": "g1", "seq": 22, "player": "cy", "turn": 1, "roll_in_turn": 2, "dice": [2, 3, 4, 6, 6],
          "dice_count": 5, "scored": False, "best_value": 0, "kept": [2], "points_before": 100, "opened": False},
+        {"game_id": "g1", "seq": 30, "player": "di", "turn": 1, "roll_in_turn": 9, "dice": [1, 5, 3],
+         "dice_count": 3, "scored": True, "best_value": 150, "kept": [5], "points_before": 19000, "opened": True},
     ]
     decisions = [
         {"game_id": "g1", "seq": 3, "player": "ana", "turn": 1, "dice_left": 1, "turn_points": 1100,
@@ -101,6 +103,8 @@ def _rows():
          "turn_points_corrected": 100, "opened": False, "choice": "roll", "farkled": True},
         {"game_id": "g1", "seq": 23, "player": "cy", "turn": 1, "dice_left": 4, "turn_points": 100,
          "turn_points_corrected": 100, "opened": False, "choice": "bank"},
+        {"game_id": "g1", "seq": 31, "player": "di", "turn": 1, "dice_left": 2, "turn_points": 19050,
+         "turn_points_corrected": 19050, "opened": True, "choice": "roll"},
     ]
     return {"games": [game], "rolls": rolls, "decisions": decisions}
 
@@ -119,12 +123,20 @@ def test_sql_judges_the_hand_made_rows(handmade, policy):
     assert q["cy"] == q["cy"] | {"choices": 4, "judged": 2, "not_judged": 2, "optimal": 2, "blunders": 0}
     assert q["cy"]["loss_points"] == pytest.approx(0, abs=1e-9)
     overall = q[None]
-    assert overall["scope"] == "overall" and overall["choices"] == 8 and overall["not_judged"] == 2
-    assert overall["blunders"] == 2 and overall["blunder_threshold"] == 150
+    assert overall["scope"] == "overall" and overall["choices"] == 10 and overall["not_judged"] == 2
+    assert overall["blunders"] == 3 and overall["blunder_threshold"] == 150
     assert overall["mean_loss"] == pytest.approx(overall["loss_points"] / overall["judged"])
+    # above the solver's cap (the closed form): a keep of 5 instead of 1 5, then rolling two dice
+    assert 19000 > policy.cap
+    keep = judge_keep(policy, 19000, (1, 5, 3), (5,), True)
+    action = judge_action(policy, 19050, 2, True, "roll")
+    assert keep.best == "1 5" and action.best == "bank" and keep.loss == pytest.approx(100)
+    assert q["di"]["keep_loss_points"] == pytest.approx(keep.loss, abs=1e-9)
+    assert q["di"]["action_loss_points"] == pytest.approx(action.loss, abs=1e-9)
+    assert action.loss == pytest.approx(19050 - ((1 - 4 / 9) * 19050 + policy.tail_gain(2)))
     worst = t["blunders"].to_pylist()
     assert [(b["player"], b["seq"], b["made"], b["best"]) for b in worst] == [
-        ("bo", 11, "bank", "roll"), ("ana", 3, "roll", "bank"),
+        ("di", 31, "roll", "bank"), ("bo", 11, "bank", "roll"), ("ana", 3, "roll", "bank"),
     ]
 
 
@@ -135,9 +147,11 @@ def test_blunder_threshold_is_respected(handmade, policy):
     for threshold, expected in ((0.0, {"ana", "bo"}), (ana - 1e-6, {"ana", "bo"}), (ana, {"bo"}),
                                 ((ana + bo) / 2, {"bo"}), (bo, set()), (1e9, set())):
         t = compute(handmade, sections=SECTION, blunder_threshold=threshold)
-        assert {b["player"] for b in t["blunders"].to_pylist()} == expected, threshold
+        assert {b["player"] for b in t["blunders"].to_pylist()} - {"di"} == expected, threshold
+        rows = t["blunders"].to_pylist()
+        assert all(b["loss"] > threshold for b in rows)
         overall = t["decision_quality"].to_pylist()[0]
-        assert overall["blunders"] == len(expected) and overall["blunder_threshold"] == threshold
+        assert overall["blunders"] == len(rows) and overall["blunder_threshold"] == threshold
 
 
 # ---- SQL and Python agree on a simulated dataset ---------------------------------------
@@ -247,5 +261,5 @@ def test_stats_command_prints_the_section_with_the_model_note(handmade):
     assert "single-turn model" in text.output and "not judged" in text.output
     out = CliRunner().invoke(app, ["stats", str(handmade), "-s", "blunders", "-f", "json", "--blunder-threshold", "570"])
     payload = json.loads(out.output)
-    assert [b["player"] for b in payload["tables"]["blunders"]] == ["bo"]
+    assert [b["player"] for b in payload["tables"]["blunders"]] == ["di", "bo"]
     assert payload["blunder_threshold"] == 570 and "single-turn" in payload["model"]
