@@ -263,3 +263,17 @@ def test_stats_command_prints_the_section_with_the_model_note(handmade):
     payload = json.loads(out.output)
     assert [b["player"] for b in payload["tables"]["blunders"]] == ["di", "bo"]
     assert payload["blunder_threshold"] == 570 and "single-turn" in payload["model"]
+
+
+def test_report_section_says_single_turn_and_lists_the_worst_blunders(handmade):
+    from pipeline.report import build_report
+
+    page = build_report(handmade, generated=None)
+    section = page[page.index('<section id="quality"'):]
+    section = section[: section.index("</section>")]
+    assert "A single-turn model" in section and "race to the target" in section
+    assert 'data-chart="quality_state"' in section and 'data-chart="quality_players"' in section
+    table = section[section.index("Worst blunders"):]
+    # worst first: di (rolled two dice at 19,050), bo (banked 50 with six dice), ana
+    assert table.index(">di<") < table.index(">bo<") < table.index(">ana<")
+    assert "2 not judged" in section

@@ -122,8 +122,10 @@ def pages(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("name, charts", [
-    ("report", {"bust", "turns", "decisions", "findings_by_code", "findings_over_time", "dice"}),
-    ("game", {"dispute", "bust", "turns", "decisions", "findings_by_code", "findings_over_time", "dice"}),
+    ("report", {"bust", "turns", "decisions", "quality_state", "quality_players", "findings_by_code",
+                "findings_over_time", "dice"}),
+    ("game", {"dispute", "bust", "turns", "decisions", "quality_state", "quality_players", "findings_by_code",
+              "findings_over_time", "dice"}),
 ])
 def test_every_chart_draws_offline(pages, tmp_path, name, charts):
     dom = render_dom(pages[name], tmp_path / "profile")

@@ -87,6 +87,23 @@ def turns_table(shift: int = 0) -> pa.Table:
     ])
 
 
+def loss_state_table(players: list[str], shift: int = 0) -> pa.Table:
+    return scoped([
+        {"scope": scope, "player": player, "kind": kind, "dice": d, "bucket": "250-500", "points_lo": 250,
+         "judged": 10 + shift, "loss_points": 120.0, "mean_loss": 12.0 + shift, "optimal": 8, "optimal_share": 0.8}
+        for scope, player in [("overall", None), *(("player", p) for p in players)]
+        for kind in ("keep", "action") for d in (1, 3, 6)
+    ])
+
+
+def quality_table(players: list[str], shift: int = 0) -> pa.Table:
+    return scoped([
+        {"scope": scope, "player": player, "judged": 50 + shift, "mean_loss": 10.0 + i + shift,
+         "optimal_share": 0.9, "blunders": i}
+        for i, (scope, player) in enumerate([("overall", None), *(("player", p) for p in players)])
+    ])
+
+
 def build(name: str, variant: int = 0):
     players = ["ana", "bo"] if variant == 0 else ["cy", "dee", "eve"]
     return {
@@ -97,11 +114,13 @@ def build(name: str, variant: int = 0):
         "findings_over_time": lambda: charts.findings_over_time(periods_table(variant), "day"),
         "dice_faces": lambda: charts.dice_faces(dice_table(players, variant), players),
         "dispute_totals": lambda: charts.dispute_totals(turns_table(variant)),
+        "decision_loss": lambda: charts.decision_loss(loss_state_table(players, variant)),
+        "players_by_loss": lambda: charts.players_by_loss(quality_table(players, variant), players),
     }[name]()
 
 
 CHARTS = ["bust_rate", "turn_value", "bank_heatmap", "findings_by_code", "findings_over_time", "dice_faces",
-          "dispute_totals"]
+          "dispute_totals", "decision_loss", "players_by_loss"]
 
 
 @pytest.mark.parametrize("name", CHARTS)

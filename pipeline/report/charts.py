@@ -202,6 +202,69 @@ def bank_heatmap(table: pa.Table) -> alt.LayerChart:
     )
 
 
+# --------------------------------------------------------------------------- decision quality
+KIND_LABELS = {"keep": "Keeps (dice rolled)", "action": "Bank or roll (dice left to roll)"}
+
+
+def decision_loss(table: pa.Table) -> alt.Chart:
+    """Mean loss against the single-turn policy by dice and turn points, one panel per kind of
+    choice (overall rows of stats decision_loss_by_state)."""
+    overall = table.filter(pc.equal(table["scope"], OVERALL))
+    rows = _rows(overall, ["kind", "dice", "bucket", "judged", "mean_loss", "optimal_share"])
+    for row in rows:
+        row["kind"] = KIND_LABELS.get(row["kind"], row["kind"])
+    tooltip = [
+        alt.Tooltip("kind:N", title="choice"),
+        alt.Tooltip("dice:O", title="dice"),
+        alt.Tooltip("bucket:O", title="turn points"),
+        alt.Tooltip("judged:Q", title="choices judged", format=","),
+        alt.Tooltip("mean_loss:Q", title="mean loss (points)", format=",.1f"),
+        alt.Tooltip("optimal_share:Q", title="optimal", format=".1%"),
+    ]
+    return alt.Chart(alt.Data(values=rows)).mark_rect(stroke="white").encode(
+        x=alt.X("bucket:O", title="Turn points before the choice (250-point buckets)", sort=POINT_BUCKETS,
+                scale=alt.Scale(domain=POINT_BUCKETS), axis=alt.Axis(labelAngle=-40)),
+        y=alt.Y("dice:O", title="Dice (number of dice)", sort=[6, 5, 4, 3, 2, 1],
+                scale=alt.Scale(domain=[6, 5, 4, 3, 2, 1])),
+        color=alt.Color("mean_loss:Q", title="Mean loss (points)", scale=alt.Scale(scheme="orangered")),
+        column=alt.Column("kind:N", title=None, sort=list(KIND_LABELS.values())),
+        tooltip=tooltip,
+    ).properties(
+        width=WIDTH // 2 - 20,
+        height=200,
+        title=_title("Where points are given up",
+                     "Mean expected points lost per choice against the exact single-turn policy"),
+    )
+
+
+def players_by_loss(table: pa.Table, players: list[str]) -> alt.Chart:
+    """Players ranked by mean loss per judged choice (stats decision_quality), limited to
+    `players` (the report's pick list)."""
+    mine = table.filter(pc.and_(
+        pc.equal(table["scope"], "player"),
+        pc.fill_null(pc.is_in(table["player"], value_set=pa.array(players, pa.string())), False),
+    ))
+    mine = mine.filter(pc.greater(mine["judged"], 0))
+    rows = _rows(mine, ["player", "judged", "mean_loss", "optimal_share", "blunders"])
+    return alt.Chart(alt.Data(values=rows)).mark_bar().encode(
+        y=alt.Y("player:N", title="Player", sort="x"),
+        x=alt.X("mean_loss:Q", title="Mean loss per choice (points)"),
+        color=alt.Color("optimal_share:Q", title="Optimal choices (%)", scale=alt.Scale(scheme="blues"),
+                        legend=alt.Legend(format="%")),
+        tooltip=[
+            alt.Tooltip("player:N", title="player"),
+            alt.Tooltip("judged:Q", title="choices judged", format=","),
+            alt.Tooltip("mean_loss:Q", title="mean loss (points)", format=",.1f"),
+            alt.Tooltip("optimal_share:Q", title="optimal", format=".1%"),
+            alt.Tooltip("blunders:Q", title="blunders", format=","),
+        ],
+    ).properties(
+        width=WIDTH,
+        height=alt.Step(16),
+        title=_title("Players by mean loss", "Expected points given up per keep or bank-or-roll; smallest first"),
+    )
+
+
 # --------------------------------------------------------------------------- findings
 def findings_by_code(table: pa.Table) -> alt.Chart:
     """Audit findings per code, coloured by severity (report table findings_by_code)."""

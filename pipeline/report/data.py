@@ -96,7 +96,7 @@ def gather(
     if dispute_game is not None:
         filters = dataclasses.replace(filters, game=dispute_game)
     models = report_models()
-    with session(ds, filters) as con:
+    with session(ds, filters, with_policy=True) as con:  # decision quality reads the policy
         set_variables(con, {"r_top_games": top_games, "r_games": []})
         if dispute_game is not None:
             found = con.execute("select count(*) from src_games where game_id = ?", [dispute_game]).fetchone()

@@ -44,6 +44,7 @@ SECTIONS: dict[str, str] = {
     "bust": "Bust rate by dice left",
     "turns": "Turn value",
     "decisions": "Bank or roll",
+    "quality": "Decision quality",
     "players": "Players",
     "findings": "Audit findings",
     "dice": "Dice fairness",
@@ -64,6 +65,16 @@ HOW_TO_READ: dict[str, str] = {
         "Each cell is one situation after a keep: how many dice were left to roll and how many points "
         "the turn held. Dark cells are where players mostly banked, pale ones where they rolled on; "
         "hover for the counts, as cells with few choices can mislead."
+    ),
+    "quality_state": (
+        "Each cell is one situation: on the left the keeps taken from rolls of that many dice, on the right "
+        "the bank-or-roll choices with that many dice left to roll, by the turn's points before the choice. "
+        "Darker cells give up more expected points per choice; hover for how many choices a cell holds."
+    ),
+    "quality_players": (
+        "Each bar is a player's mean loss: the expected points, by the single-turn model, that their keeps "
+        "and bank-or-roll choices gave up against the best play. Shorter is better; the colour is the share "
+        "of choices that were exactly optimal."
     ),
     "findings_by_code": (
         "Each bar counts the audit's findings of one kind: red are errors (the log breaks the rules "
@@ -250,6 +261,56 @@ def leaderboard(data: ReportData) -> str:
     )
 
 
+BLUNDER_ROWS = 15  # worst blunders listed on the page
+
+
+def quality_note(data: ReportData) -> str:
+    """The single-turn caveat, and what was judged."""
+    from pipeline.strategy.judge import MODEL_NOTE
+
+    rows = data.stats["decision_quality"]
+    overall = rows.filter(pc.equal(rows["scope"], "overall")).to_pylist()
+    counts = ""
+    if overall:
+        o = overall[0]
+        counts = (
+            f" {fmt_int(o['judged'])} choices judged (keeps and bank-or-roll), mean loss "
+            f"{fmt_num(o['mean_loss'], 1)} points, {fmt_pct(o['optimal_share'])} optimal; "
+            f"{fmt_int(o['not_judged'])} not judged (their state was not valid: findings in the turn)."
+        )
+    return (
+        '<p class="notes"><b>A single-turn model.</b> Choices are judged against the exact play that maximises '
+        "the points banked in one turn (pipeline.strategy): farkle penalties and the race to the target are "
+        f"outside it, so a player near the target or facing a penalty can be right to play otherwise "
+        f"({esc(MODEL_NOTE)}).{esc(counts)}</p>"
+    )
+
+
+def blunders_table(data: ReportData) -> str:
+    table = data.stats["blunders"]
+    worst = table.slice(0, BLUNDER_ROWS).to_pylist()
+    if not worst:
+        return '<p class="how">No blunders: no choice gave up more than the threshold.</p>'
+    threshold = data.stats["decision_quality"].column("blunder_threshold")[0].as_py()
+    rows = "".join(
+        f'<tr><th scope="row">{esc(r["player"])}</th><td>{esc(r["game_id"])}</td><td>{fmt_int(r["seq"])}</td>'
+        f'<td>{esc("keep from " + r["roll"] if r["kind"] == "keep" else "bank or roll")}</td>'
+        f'<td>{fmt_int(r["points"])}</td><td>{fmt_int(r["dice"])}</td><td>{esc(r["made"])}</td>'
+        f'<td>{esc(r["best"])}</td><td>{fmt_num(r["loss"], 1)}</td></tr>'
+        for r in worst
+    )
+    return (
+        "<h3>Worst blunders</h3>"
+        '<div class="scroll"><table class="compact blunders"><thead><tr><th>player</th><th>game</th><th>seq</th>'
+        "<th>choice</th><th>turn points</th><th>dice</th><th>made</th><th>best</th><th>loss (points)</th>"
+        f"</tr></thead><tbody>{rows}</tbody></table></div>"
+        f'<p class="how">The {len(worst)} choices that gave up the most expected points (of {table.num_rows:,} '
+        f"above {fmt_num(threshold)} points), worst first. A keep is judged with the turn points before its roll, "
+        "a bank-or-roll with the points after the keep. `farkle-logs audit LOGS --game ID --coach` annotates every "
+        "choice of a game.</p>"
+    )
+
+
 def fairness_table(data: ReportData) -> str:
     table = data.stats["dice_fairness"]
     players = table.filter(pc.and_(pc.equal(table["scope"], "player"), pc.is_valid(table["p_value"])))
@@ -423,6 +484,11 @@ def figures(data: ReportData) -> dict[str, list[Figure]]:
         "turns": [Figure("turns", charts.turn_value(stats["turn_value_buckets"], stats["turn_value"], data.players),
                          HOW_TO_READ["turns"])],
         "decisions": [Figure("decisions", charts.bank_heatmap(report["bank_heatmap"]), HOW_TO_READ["decisions"])],
+        "quality": [
+            Figure("quality_state", charts.decision_loss(stats["decision_loss_by_state"]), HOW_TO_READ["quality_state"]),
+            Figure("quality_players", charts.players_by_loss(stats["decision_quality"], data.players),
+                   HOW_TO_READ["quality_players"]),
+        ],
         "findings": [
             Figure("findings_by_code", charts.findings_by_code(report["findings_by_code"]),
                    HOW_TO_READ["findings_by_code"]),
@@ -447,6 +513,7 @@ def section_bodies(data: ReportData, figs: dict[str, list[Figure]]) -> dict[str,
         "bust": charts_of("bust") + picker_note(data),
         "turns": charts_of("turns"),
         "decisions": charts_of("decisions"),
+        "quality": quality_note(data) + charts_of("quality") + picker_note(data) + blunders_table(data),
         "players": leaderboard(data),
         "findings": charts_of("findings") + disputed_games(data) + detailed_games_html(data),
         "dice": charts_of("dice") + fairness_table(data),
