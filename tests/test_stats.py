@@ -111,7 +111,7 @@ def tiny(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def all_tables(tiny):
-    return compute(tiny)
+    return compute(tiny, sections=list(SECTIONS))  # the opt-in decisions-quality too
 
 
 def rows(table, **match):
@@ -136,8 +136,9 @@ def chi2_p_5df(x: float) -> float:
 
 
 # ---- sections ----------------------------------------------------------------------------
-def test_compute_returns_every_table(all_tables):
+def test_compute_returns_every_table(all_tables, tiny):
     assert list(all_tables) == list(TABLE_NAMES)
+    assert "decision_quality" not in compute(tiny)  # opt-in: only when asked for
     assert sorted(t for ts in SECTIONS.values() for t in ts) == sorted(TABLE_NAMES)
 
 

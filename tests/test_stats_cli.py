@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli.main import app
 from pipeline.dataset_check import DatasetError, open_dataset
-from pipeline.stats import TABLE_NAMES
+from pipeline.stats import DEFAULT_SECTIONS, SECTIONS
 from pipeline.stats.fixtures import write_dataset, write_manifest
 from pipeline.tables import DATASET_VERSION
 from tests.test_stats import tiny_tables
@@ -34,7 +34,9 @@ def test_json_has_every_table_and_the_filters(tiny):
     result = run(tiny, "--format", "json")
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert list(payload["tables"]) == list(TABLE_NAMES)
+    # every table but the opt-in decisions-quality ones (asked for by --section)
+    assert list(payload["tables"]) == [t for sec in DEFAULT_SECTIONS for t in SECTIONS[sec]]
+    assert "decision_quality" not in payload["tables"]
     assert payload["filters"] == {"player": None, "game": None, "rules": None, "since": None, "until": None}
     six = [r for r in payload["tables"]["bust_rate_by_dice_left"] if r["scope"] == "overall" and r["dice"] == 6]
     assert (six[0]["rolls"], six[0]["farkles"]) == (10, 3)

@@ -100,7 +100,8 @@ def stats(
     format: StatsFormat = typer.Option(StatsFormat.text, "--format", "-f", help="text (tables), json or csv (one table)."),
     section: Optional[List[str]] = typer.Option(
         None, "--section", "-s",
-        help="bust, turns, decisions, players, dice, decisions-quality, or a table name (repeatable; default: all).",
+        help="bust, turns, decisions, players, dice, decisions-quality, or a table name (repeatable; "
+             "default: all but decisions-quality, which solves each ruleset and judges every choice).",
     ),
     blunder_threshold: float = typer.Option(
         150.0, "--blunder-threshold", min=0.0,
@@ -109,10 +110,10 @@ def stats(
 ) -> None:
     """Bust rates against the exact odds, turn value, bank-or-roll choices, player summaries
     and dice fairness. Exit 1 when DATASET is missing or not a farkle-logs dataset."""
-    from pipeline.stats import SECTIONS, TABLE_NAMES, Filters, compute
+    from pipeline.stats import DEFAULT_SECTIONS, SECTIONS, TABLE_NAMES, Filters, compute
     from pipeline.strategy.solver import MODEL_NOTE
 
-    wanted_sections, wanted_tables = _selection(section or [], SECTIONS, TABLE_NAMES)
+    wanted_sections, wanted_tables = _selection(section or list(DEFAULT_SECTIONS), SECTIONS, TABLE_NAMES)
     if format is StatsFormat.csv and len(wanted_tables) != 1:
         usage_error(
             "csv holds one table: choose it with --section, one of " + ", ".join(TABLE_NAMES)
