@@ -382,4 +382,17 @@ def test_hive_partitions_and_several_files_are_read(tmp_path, all_tables):
             write_table(root, table, part, part=f"bucket={game[-1]}/part-0.parquet")
     t = compute(root)
     for name in ("bust_rate_by_dice_left", "turn_value", "player_summary", "dice_fairness"):
-        assert t[name].to_pylist() == all_tables[name].to_pylist(), name
+        assert_rows_close(t[name].to_pylist(), all_tables[name].to_pylist(), name)
+
+
+def assert_rows_close(got: list[dict], want: list[dict], name: str) -> None:
+    """Equal rows, floats to 1e-12: DuckDB sums in parallel, so the last bits of a float
+    aggregate depend on how the files were split, not on the statistic."""
+    assert len(got) == len(want), name
+    for g, w in zip(got, want):
+        assert g.keys() == w.keys(), name
+        for key in g:
+            if isinstance(w[key], float) and g[key] is not None:
+                assert g[key] == pytest.approx(w[key], rel=1e-12, abs=1e-12), (name, key)
+            else:
+                assert g[key] == w[key], (name, key)
