@@ -44,13 +44,21 @@ options as (
     inner join rulesets on o.ruleset = rulesets.ruleset
 ),
 
+-- the rolls and choices of the games in scope (and of the --player, if given)
+rolls_in_scope as (
+    select rolls.*, games.ruleset_id
+    from stg_roll_states as rolls
+    inner join games on rolls.game_id = games.game_id
+    where getvariable('f_player') is null or rolls.player = getvariable('f_player')
+),
+
 rolls as (
     select
-        rolls.*,
-        dice_key(rolls.dice) as roll_key,
-        dice_key(rolls.kept) as kept_key
-    from int_rolls_in_scope as rolls
-    where rolls.kept is not null
+        rolls_in_scope.*,
+        dice_key(rolls_in_scope.dice) as roll_key,
+        dice_key(rolls_in_scope.kept) as kept_key
+    from rolls_in_scope
+    where rolls_in_scope.kept is not null
 ),
 
 -- the keep made: legal (found among the roll's options) and on the grid, or not judged
@@ -168,12 +176,13 @@ keep_rows as (
 
 decisions as (
     select decisions.*, games.ruleset_id
-    from int_decisions_in_scope as decisions
+    from stg_decision_states as decisions
     inner join games on decisions.game_id = games.game_id
+    where getvariable('f_player') is null or decisions.player = getvariable('f_player')
 ),
 
 all_rolls as (
-    select game_id, seq, player, turn from int_rolls_in_scope
+    select game_id, seq, player, turn from rolls_in_scope
 ),
 
 -- each bank-or-roll with the last roll of its turn before it (its keep's roll), and that

@@ -10,13 +10,9 @@ games as (
 final as (
     select
         decisions.game_id,
-        decisions.seq,
         decisions.player,
-        decisions.turn,
         decisions.dice_left,
         decisions.turn_points,
-        decisions.turn_points_corrected,
-        decisions.opened,
         points_bucket_lo(decisions.turn_points) as points_lo,
         decisions.choice,
         decisions.farkled

@@ -11,16 +11,11 @@ games as (
 final as (
     select
         rolls.game_id,
-        rolls.seq,
         rolls.player,
-        rolls.turn,
         games.ruleset_id,
         rolls.dice_count,
         rolls.farkled,
-        rolls.dice,
-        rolls.kept,
-        rolls.points_before,
-        rolls.opened
+        rolls.dice
     from rolls
     inner join games on rolls.game_id = games.game_id
     where getvariable('f_player') is null or rolls.player = getvariable('f_player')

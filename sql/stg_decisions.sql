@@ -6,13 +6,9 @@ with source as (
 final as (
     select
         game_id::varchar as game_id,
-        seq::bigint as seq,
         player::varchar as player,
-        turn::integer as turn,
         dice_left::integer as dice_left,
         turn_points::bigint as turn_points,
-        turn_points_corrected::bigint as turn_points_corrected,
-        opened::boolean as opened,
         choice::varchar as choice,
         farkled::boolean as farkled
     from source

@@ -6,15 +6,10 @@ with source as (
 final as (
     select
         game_id::varchar as game_id,
-        seq::bigint as seq,
         player::varchar as player,
-        turn::integer as turn,
         dice_count::integer as dice_count,
         not scored as farkled,
-        dice,
-        kept,
-        points_before::bigint as points_before,
-        opened::boolean as opened
+        dice
     from source
 )
 

@@ -77,7 +77,7 @@ def _rows():
     bo: keeps a 5 from one die (hot dice, 50 points) and banks with six dice: ~560 lost.
     cy: keeps 1 from 1 2 3 4 6 6 and rolls five dice: optimal; then a keep of a 2 (not a
     scoring keep: not judged) and the bank after it (not judged either)."""
-    game = {"game_id": "g1", "ruleset": STD_TEXT, "ruleset_name": "standard", "players": ["ana", "bo", "cy"],
+    game = {"game_id": "g1", "ruleset": STD_TEXT, "ruleset_name": "standard", "players": ["ana", "bo", "cy", "di"],
             "complete": True}
     rolls = [
         {"game_id": "g1", "seq": 2, "player": "ana", "turn": 1, "roll_in_turn": 1, "dice": [1, 1, 1, 5, 5, 2],
@@ -106,7 +106,8 @@ def _rows():
         {"game_id": "g1", "seq": 31, "player": "di", "turn": 1, "dice_left": 2, "turn_points": 19050,
          "turn_points_corrected": 19050, "opened": True, "choice": "roll"},
     ]
-    return {"games": [game], "rolls": rolls, "decisions": decisions}
+    seats = [{"game_id": "g1", "player": p, "seat": i} for i, p in enumerate(["ana", "bo", "cy", "di"], start=1)]
+    return {"games": [game], "game_players": seats, "rolls": rolls, "decisions": decisions}
 
 
 @pytest.fixture(scope="module")
@@ -277,3 +278,27 @@ def test_report_section_says_single_turn_and_lists_the_worst_blunders(handmade):
     # worst first: di (rolled two dice at 19,050), bo (banked 50 with six dice), ana
     assert table.index(">di<") < table.index(">bo<") < table.index(">ana<")
     assert "2 not judged" in section
+
+
+def test_player_filter_applies_to_every_choice(handmade):
+    from pipeline.stats import Filters
+
+    t = compute(handmade, Filters(player="bo"), sections=SECTION)
+    assert {r["player"] for r in t["decision_quality"].to_pylist()} == {None, "bo"}
+    assert t["decision_quality"].to_pylist()[0]["choices"] == 2
+    assert [b["player"] for b in t["blunders"].to_pylist()] == ["bo"]
+
+
+def test_a_dataset_written_before_the_state_columns_keeps_its_other_stats(tmp_path):
+    """Rolls and decisions gained points_before/opened/turn_points_corrected for this section;
+    a dataset without them still gives every other table (only this section needs them)."""
+    import pyarrow.parquet as pq
+
+    ds = write_dataset(tmp_path / "old", _rows())
+    for table, drop in (("rolls", ["points_before", "opened"]), ("decisions", ["turn_points_corrected"])):
+        path = ds / table / "part-0.parquet"
+        pq.write_table(pq.read_table(path).drop(drop), path)
+    tables = compute(ds)
+    assert tables["bank_vs_roll_by_dice_left"].num_rows > 0 and tables["bust_rate_by_dice_left"].num_rows > 0
+    with pytest.raises(Exception, match="points_before|turn_points_corrected"):
+        compute(ds, sections=SECTION)
