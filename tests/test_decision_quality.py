@@ -302,3 +302,17 @@ def test_a_dataset_written_before_the_state_columns_keeps_its_other_stats(tmp_pa
     assert tables["bank_vs_roll_by_dice_left"].num_rows > 0 and tables["bust_rate_by_dice_left"].num_rows > 0
     with pytest.raises(Exception, match="points_before|turn_points_corrected"):
         compute(ds, sections=SECTION)
+
+
+def test_report_of_a_dataset_without_the_state_columns_says_so(tmp_path):
+    import pyarrow.parquet as pq
+
+    from pipeline.report import build_report
+
+    ds = write_dataset(tmp_path / "old", _rows())
+    path = ds / "rolls" / "part-0.parquet"
+    pq.write_table(pq.read_table(path).drop(["points_before", "opened"]), path)
+    page = build_report(ds)
+    section = page[page.index('<section id="quality"'):]
+    assert "ingest the logs again" in section[: section.index("</section>")]
+    assert 'data-chart="quality_state"' not in page and 'data-chart="bust"' in page

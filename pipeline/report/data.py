@@ -40,6 +40,20 @@ REPORT_TABLES = (
 GAME_TABLES = ("game_players", "game_turns", "game_findings")
 
 
+# Stats tables of the Decision quality section: left out (the page says why) for a dataset
+# written before rolls and decisions carried the corrected state they are judged in.
+QUALITY_TABLES = ("decision_quality", "decision_loss_by_state", "blunders")
+STATE_COLUMNS = {"rolls": ("points_before", "opened"), "decisions": ("turn_points_corrected", "opened")}
+
+
+def has_choice_states(con) -> bool:
+    for table, columns in STATE_COLUMNS.items():
+        names = {d[0] for d in con.execute(f"select * from src_{table} limit 0").description}
+        if not set(columns) <= names:
+            return False
+    return True
+
+
 class GameNotFound(LookupError):
     """--game names a game the dataset does not hold."""
 
@@ -50,7 +64,7 @@ class ReportData:
 
     dataset: str
     filters: Filters
-    stats: dict[str, pa.Table]  # pipeline.stats tables, by name (TABLE_NAMES)
+    stats: dict[str, pa.Table]  # pipeline.stats tables, by name (TABLE_NAMES; QUALITY_TABLES may be absent)
     report: dict[str, pa.Table]  # report models, by name (REPORT_TABLES)
     players: list[str]  # the players one can pick in per-player charts, most turns first
     players_total: int  # players in scope (the pick list may be shorter)
@@ -102,7 +116,9 @@ def gather(
             found = con.execute("select count(*) from src_games where game_id = ?", [dispute_game]).fetchone()
             if not found or found[0] == 0:
                 raise GameNotFound(f"{ds.path}: no game {dispute_game!r} in this dataset")
-        stats = {name: run(con, f"rpt_{name}", models) for name in TABLE_NAMES}
+        judged = has_choice_states(con)
+        stats = {name: run(con, f"rpt_{name}", models) for name in TABLE_NAMES
+                 if judged or name not in QUALITY_TABLES}
         report = {name: run(con, f"rpt_report_{name}", models) for name in REPORT_TABLES}
         detailed = [dispute_game] if dispute_game is not None else []
         detailed += [g for g in report["disputed_games"].column("game_id").to_pylist() if g not in detailed]

@@ -488,7 +488,7 @@ def figures(data: ReportData) -> dict[str, list[Figure]]:
             Figure("quality_state", charts.decision_loss(stats["decision_loss_by_state"]), HOW_TO_READ["quality_state"]),
             Figure("quality_players", charts.players_by_loss(stats["decision_quality"], data.players),
                    HOW_TO_READ["quality_players"]),
-        ],
+        ] if "decision_quality" in stats else [],
         "findings": [
             Figure("findings_by_code", charts.findings_by_code(report["findings_by_code"]),
                    HOW_TO_READ["findings_by_code"]),
@@ -513,7 +513,10 @@ def section_bodies(data: ReportData, figs: dict[str, list[Figure]]) -> dict[str,
         "bust": charts_of("bust") + picker_note(data),
         "turns": charts_of("turns"),
         "decisions": charts_of("decisions"),
-        "quality": quality_note(data) + charts_of("quality") + picker_note(data) + blunders_table(data),
+        "quality": (quality_note(data) + charts_of("quality") + picker_note(data) + blunders_table(data)
+                    if "decision_quality" in data.stats else
+                    '<p class="notes">This dataset was written before rolls and decisions carried the corrected '
+                    "turn state choices are judged in: ingest the logs again for this section.</p>"),
         "players": leaderboard(data),
         "findings": charts_of("findings") + disputed_games(data) + detailed_games_html(data),
         "dice": charts_of("dice") + fairness_table(data),
