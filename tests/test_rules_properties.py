@@ -13,7 +13,7 @@ from __future__ import annotations
 from itertools import product
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.rules import (

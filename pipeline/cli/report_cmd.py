@@ -6,9 +6,9 @@ from typing import Optional
 
 import typer
 
-from pipeline.cli.common import EXIT_DATA, RULES_HELP, rules_or_exit, stderr, stdout, usage_error
+from pipeline.cli.common import EXIT_DATA, RULES_HELP, stderr, stdout, usage_error
 from pipeline.cli.main import app
-from pipeline.dataset_check import DatasetError, open_dataset
+from pipeline.cli.dataset_options import dataset_or_exit, filters_or_exit
 
 
 @app.command()
@@ -28,23 +28,10 @@ def report(
     """Write one HTML page (charts, player table, audit findings) that opens offline by
     double-click. Exit 1 when DATASET is not a dataset or --game is not in it; 2: bad usage."""
     from pipeline.report import GameNotFound, write_report
-    from pipeline.stats import Filters
 
-    since_day = since.date() if since else None
-    until_day = until.date() if until else None
-    if since_day and until_day and since_day > until_day:
-        usage_error(f"--since {since_day} is after --until {until_day}")
-    filters = Filters(
-        player=player,
-        rules=rules_or_exit(rules) if rules is not None else None,
-        since=since_day,
-        until=until_day,
-    )
-    try:
-        ds = open_dataset(dataset)
-    except DatasetError as exc:
-        stderr.print(f"error: {exc}", markup=False)
-        raise typer.Exit(EXIT_DATA)
+
+    filters = filters_or_exit(player, rules, since, until)
+    ds = dataset_or_exit(dataset)
     try:
         path = write_report(ds, out, filters, title=title, game=game)
     except GameNotFound as exc:

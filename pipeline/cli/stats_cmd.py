@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, List, Optional
 import typer
 from rich.table import Table
 
-from pipeline.cli.common import EXIT_DATA, RULES_HELP, rules_or_exit, stderr, stdout, usage_error
+from pipeline.cli.common import EXIT_DATA, RULES_HELP, stderr, stdout, usage_error
 from pipeline.cli.main import app
-from pipeline.dataset_check import DatasetError, open_dataset
+from pipeline.cli.dataset_options import dataset_or_exit, filters_or_exit
 
 if TYPE_CHECKING:  # pyarrow and duckdb load only when stats runs, not for every command
     import pyarrow as pa
@@ -110,7 +110,7 @@ def stats(
 ) -> None:
     """Bust rates against the exact odds, turn value, bank-or-roll choices, player summaries
     and dice fairness. Exit 1 when DATASET is missing or not a farkle-logs dataset."""
-    from pipeline.stats import DEFAULT_SECTIONS, SECTIONS, TABLE_NAMES, Filters, compute
+    from pipeline.stats import DEFAULT_SECTIONS, SECTIONS, TABLE_NAMES, compute
     from pipeline.strategy.solver import MODEL_NOTE
 
     wanted_sections, wanted_tables = _selection(section or list(DEFAULT_SECTIONS), SECTIONS, TABLE_NAMES)
@@ -118,22 +118,8 @@ def stats(
         usage_error(
             "csv holds one table: choose it with --section, one of " + ", ".join(TABLE_NAMES)
         )
-    since_day = since.date() if since else None
-    until_day = until.date() if until else None
-    if since_day and until_day and since_day > until_day:
-        usage_error(f"--since {since_day} is after --until {until_day}")
-    filters = Filters(
-        player=player,
-        game=game,
-        rules=rules_or_exit(rules) if rules is not None else None,
-        since=since_day,
-        until=until_day,
-    )
-    try:
-        ds = open_dataset(dataset)
-    except DatasetError as exc:
-        stderr.print(f"error: {exc}", markup=False)
-        raise typer.Exit(EXIT_DATA)
+    filters = filters_or_exit(player, rules, since, until, game)
+    ds = dataset_or_exit(dataset)
     try:
         tables = compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold)
     except Exception as exc:  # a damaged Parquet file, a column missing from the contract

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import altair as alt
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.report import charts

@@ -34,7 +34,7 @@ import pyarrow as pa
 
 from pipeline.rules import Ruleset, RulesetError
 from pipeline.rules.scoring import counts_to_dice
-from pipeline.rules.table import SUB_KEYS, counts_key, dice_key, score_table
+from pipeline.rules.table import SUB_KEYS, dice_key, score_table
 from pipeline.strategy.solver import BANK, MODEL_NOTE, ROLL, TOL, Policy, solve
 
 OPTIMAL_TOL = 1e-6  # points: a choice losing less than this is optimal
