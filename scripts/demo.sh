@@ -29,6 +29,12 @@ step "stats: bust rate by dice left against the exact odds"
 step "stats: players"
 "$FL" stats "$OUT/dataset" --section players || exit $?
 
+step "stats: decision quality against the exact single-turn policy"
+"$FL" stats "$OUT/dataset" --section decision_quality || exit $?
+
+step "coach: every choice of the disputed game, judged (first 12 lines)"
+"$FL" audit sample_logs/disputed_game.jsonl --game s814-g000000 --coach | head -12
+
 step "report"
 "$FL" report "$OUT/dataset" -o "$OUT/report.html" --title "farkle-logs demo" || exit $?
 echo "report written to $(cd "$OUT" && pwd)/report.html (open it in any browser, works offline)"
