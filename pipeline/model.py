@@ -99,6 +99,7 @@ class Finding:
     message: str
     claimed: int | float | None = None
     expected: int | float | None = None
+    ts: str | None = None  # the event's timestamp when it had one; not part of the audit JSON
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -501,3 +501,14 @@ def test_decision_and_roll_records_carry_corrected_points_for_judging():
     assert [(d.turn_points, d.turn_points_corrected, d.choice) for d in out.decisions] == [
         (150, 100, "roll"), (650, 600, "bank")]
     assert [(r.points_before, r.opened) for r in out.rolls] == [(0, False), (100, False)]
+
+
+def test_findings_carry_the_event_timestamp_but_not_in_the_audit_json():
+    log = Log()
+    log.roll("ana", [6, 6, 6, 2, 3, 4], ts="2026-03-01T10:00:00Z")
+    log.keep("ana", [6, 6, 6], 700, ts="2026-03-01T10:00:05Z")
+    out = audit(log)
+    f, open_turn, incomplete = out.findings
+    assert (f.code, f.ts) == ("scoring_error", "2026-03-01T10:00:05Z")
+    assert open_turn.ts == incomplete.ts == "2026-03-01T10:00:05Z"  # end of input: the last event read
+    assert "ts" not in f.to_dict()

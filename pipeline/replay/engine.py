@@ -156,18 +156,19 @@ class Replayer:
             if t is not None:
                 self._finding(g, seq, file, line, t.player, "missing_turn_end",
                               f"seq {seq}: {t.player}'s turn {t.turn} (from seq {t.start_seq}) was left open: "
-                              "no bank or farkle ended it")
+                              "no bank or farkle ended it", ts=last.ts)
                 t.flagged = True
                 self._close_turn(g, t, outcome="open", end_seq=None)
             if not g.ended:
                 self._finding(g, seq, file, line, None, "game_incomplete",
-                              f"seq {seq}: the log of game {g.game_id} ends without game_end")
+                              f"seq {seq}: the log of game {g.game_id} ends without game_end", ts=last.ts)
             self.out.games.append(self._result(g))
             if self.trace and g.timeline:
                 self.out.timelines[g.game_id] = g.timeline
 
     # ------------------------------------------------------------------ findings
-    def _finding(self, g: GameState | None, seq, file, line, player, code, message, claimed=None, expected=None):
+    def _finding(self, g: GameState | None, seq, file, line, player, code, message, claimed=None, expected=None,
+                 ts=None):
         if g is not None:
             g.findings += 1
         self.out.findings.append(
@@ -182,6 +183,7 @@ class Replayer:
                 message=message,
                 claimed=claimed,
                 expected=expected,
+                ts=ts,
             )
         )
 
@@ -211,7 +213,7 @@ class Replayer:
             else:
                 self.out.findings.append(
                     Finding(ev.game_id, ev.seq, ev.file, ev.line, ev.player, "unknown_game", "error",
-                            f"seq {ev.seq}: game {ev.game_id} has no game_start before this {ev.type}")
+                            f"seq {ev.seq}: game {ev.game_id} has no game_start before this {ev.type}", ts=ev.ts)
                 )
             return
         g.last_event = ev
@@ -246,7 +248,7 @@ class Replayer:
 
     def _emit(self, g, ev, code, message, claimed=None, expected=None, player=None):
         self._finding(g, ev.seq, ev.file, ev.line, player if player is not None else ev.player, code, message,
-                      claimed, expected)
+                      claimed, expected, ev.ts)
 
     def _emit_verdict(self, g: GameState, ev: Event, v: _Verdict) -> None:
         if v.code is not None:
