@@ -35,6 +35,7 @@ import pyarrow as pa
 from pipeline.rules import Ruleset, RulesetError
 from pipeline.rules.scoring import counts_to_dice
 from pipeline.rules.table import SUB_KEYS, dice_key, score_table
+from pipeline.strategy.export import policy_table
 from pipeline.strategy.solver import BANK, MODEL_NOTE, ROLL, TOL, Policy, solve
 
 OPTIMAL_TOL = 1e-6  # points: a choice losing less than this is optimal
@@ -90,25 +91,16 @@ def policy_for(text: str | None) -> Policy | None:
 
 def policy_tables(ruleset_texts: Sequence[str | None]) -> dict[str, pa.Table]:
     """`policy_values`, `policy_tail` and `keep_options` for every solvable ruleset text."""
-    values: dict[str, list] = {n: [] for n in VALUES_SCHEMA.names}
+    values: list[pa.Table] = []
     tail: dict[str, list] = {n: [] for n in TAIL_SCHEMA.names}
     keeps: dict[str, list] = {n: [] for n in KEEPS_SCHEMA.names}
     for text in sorted({t for t in ruleset_texts if t is not None}):
         policy = policy_for(text)
         if policy is None:
             continue
-        for opened in (False, True):
-            points, bank, roll = policy.states(opened)
-            for n in range(1, 7):
-                for p, b, rolls in zip(points, bank, roll):
-                    r = rolls[n - 1]
-                    values["ruleset"].append(text)
-                    values["points"].append(p)
-                    values["dice_left"].append(n)
-                    values["opened"].append(opened)
-                    values["bank_value"].append(b)
-                    values["roll_value"].append(r)
-                    values["value"].append(max(b, r))
+        states = policy_table(policy)  # the one walk over the solved states
+        states = states.append_column("ruleset", pa.array([text] * states.num_rows, pa.string()))
+        values.append(states.select(VALUES_SCHEMA.names).cast(VALUES_SCHEMA))
         for n in range(1, 7):
             tail["ruleset"].append(text)
             tail["dice_left"].append(n)
@@ -132,7 +124,7 @@ def policy_tables(ruleset_texts: Sequence[str | None]) -> dict[str, pa.Table]:
                 keeps["keep_value"].append(v)
                 keeps["dice_after"].append(6 if len(kept) == n else n - len(kept))
     return {
-        "policy_values": pa.table(values, schema=VALUES_SCHEMA),
+        "policy_values": pa.concat_tables(values) if values else VALUES_SCHEMA.empty_table(),
         "policy_tail": pa.table(tail, schema=TAIL_SCHEMA),
         "keep_options": pa.table(keeps, schema=KEEPS_SCHEMA),
     }
