@@ -22,30 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.rules_md import STANDARD_KNOBS
 from pipeline.rules import Ruleset, farkle_probability, score_keep, score_table
 
-# ---- rules.md, transcribed ------------------------------------------------------------
-# The knob table of rules.md ("House-rule variants"), column `standard`.
-STANDARD_KNOBS = {
-    "single_one": 100,
-    "single_five": 50,
-    "three_ones": 1000,
-    "n_of_a_kind": "flat",
-    "four_kind": None,
-    "five_kind": None,
-    "six_kind": None,
-    "straight": 1500,
-    "partial_straights": None,
-    "three_pairs": 1500,
-    "four_kind_plus_pair": 1500,
-    "two_triplets": 2500,
-    "split_kinds": True,
-    "opening": 500,
-    "min_bank": 0,
-    "farkle_penalty": 0,
-    "penalty_after": 3,
-    "target": 10000,
-}
 BASES = {"standard": STANDARD_KNOBS, "playmonster": {**STANDARD_KNOBS, "three_ones": 300}}
 
 FLAT = {4: 1000, 5: 2000, 6: 3000}  # "4, 5, 6 of a kind = 1000, 2000, 3000 whatever the face"

@@ -10,30 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.rules_md import STANDARD_KNOBS as RULES_MD_STANDARD
 from pipeline.rules import KNOB_NAMES, Ruleset, RulesetError, score_keep
 from pipeline.rules_source import load_ruleset, load_ruleset_file
 
-# rules.md, "House-rule variants: the ruleset knobs", column `standard`
-RULES_MD_STANDARD = {
-    "single_one": 100,
-    "single_five": 50,
-    "three_ones": 1000,
-    "n_of_a_kind": "flat",
-    "four_kind": None,
-    "five_kind": None,
-    "six_kind": None,
-    "straight": 1500,
-    "partial_straights": None,
-    "three_pairs": 1500,
-    "four_kind_plus_pair": 1500,
-    "two_triplets": 2500,
-    "split_kinds": True,
-    "opening": 500,
-    "min_bank": 0,
-    "farkle_penalty": 0,
-    "penalty_after": 3,
-    "target": 10000,
-}
 INTEGER_KNOBS = [
     "single_one", "single_five", "three_ones", "four_kind", "five_kind", "six_kind", "straight",
     "three_pairs", "four_kind_plus_pair", "two_triplets", "opening", "min_bank", "farkle_penalty",
