@@ -1,6 +1,7 @@
 -- materialized: table
 -- Fact: bank-or-roll choices counted per (player, dice left, turn-points bucket, choice,
--- whether the roll that followed farkled). Additive.
+-- whether the roll that followed farkled), with the split every report needs (banks, rolls,
+-- rolls that farkled) as additive columns, so reports only re-aggregate.
 with decisions as (
     select * from int_decisions_in_scope
 ),
@@ -12,7 +13,10 @@ final as (
         points_lo,
         choice,
         farkled,
-        count(*) as decisions
+        count(*) as decisions,
+        count(*) filter (where choice = 'bank') as banks,
+        count(*) filter (where choice = 'roll') as rolls,
+        count(*) filter (where choice = 'roll' and farkled) as rolled_farkles
     from decisions
     group by all
 )

@@ -10,9 +10,9 @@ grouped as (
         player,
         points_lo,
         sum(decisions)::bigint as decisions,
-        coalesce(sum(decisions) filter (where choice = 'bank'), 0)::bigint as banks,
-        coalesce(sum(decisions) filter (where choice = 'roll'), 0)::bigint as rolls,
-        coalesce(sum(decisions) filter (where choice = 'roll' and farkled), 0)::bigint as rolled_farkles
+        sum(banks)::bigint as banks,
+        sum(rolls)::bigint as rolls,
+        sum(rolled_farkles)::bigint as rolled_farkles
     from counts
     group by grouping sets ((points_lo), (player, points_lo))
 ),
