@@ -52,8 +52,8 @@ def test_game_split_across_a_plain_and_a_gzip_file_is_replayed_whole(tmp_path):
     payload = json.loads(result.output)
     assert payload["findings"] == []
     assert payload["games"] == [{"game_id": "g1", "claimed": {"ana": 1200, "bo": 600},
-                                 "corrected": {"ana": 1200, "bo": 600}, "winner_claimed": "ana",
-                                 "winner_corrected": "ana", "complete": True}]
+                                 "corrected": {"ana": 1200, "bo": 600}, "winner_claimed": ["ana"],
+                                 "winner_corrected": ["ana"], "complete": True}]
     # In the wrong order the second part comes first: unknown game, then a seq gap is not
     # possible since those events were never replayed; the game misses its middle.
     reversed_order = json.loads(run(second, first, "--format", "json").output)

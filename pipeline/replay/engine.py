@@ -67,11 +67,13 @@ def _corrected(table, key: int) -> int:
     return table.best[key] if value is None else value
 
 
-def winner_value(names: list[str]) -> str | list[str] | None:
-    """A name, or a list for a tie, as game_end writes it."""
-    if not names:
+def winner_names(winner: object) -> list[str] | None:
+    """game_end's winner as a list of names ("ana" and ["ana"] are the same), in its order."""
+    if winner is None:
         return None
-    return names[0] if len(names) == 1 else list(names)
+    if isinstance(winner, str):
+        return [winner]
+    return list(winner)  # type: ignore[call-overload]
 
 
 def _winners(totals: dict[str, int], players: tuple[str, ...]) -> list[str]:
@@ -302,23 +304,60 @@ class Replayer:
     def _turn_event(self, g: GameState, ev: Event, v: _Verdict) -> None:
         named = ev.player
         t = g.turn
+        lost: TurnState | None = None
+        if t is not None and named != t.player and _reveals_lost_end(g, t, ev):
+            lost, t = t, None
+            self._supply_lost_end(g, lost, ev)
+            if g.over:  # the implied end finished the final round: this roll comes after it
+                v.flag("play_after_game_over", f"seq {ev.seq}: {named} rolls after the final round was "
+                       f"played out (the end of {lost.player}'s turn, lost from the log, was its last "
+                       "turn): not replayed")
+                self._emit_verdict(g, ev, v)
+                return
         if t is None:
             due = g.players[g.next_player] if g.players else named
             if named not in g.claimed_total:
                 v.flag("wrong_player", f"seq {ev.seq}: {named!r} is not a player of this game "
-                       f"(players: {', '.join(g.players)}); it is {due}'s turn")
+                       f"(players: {', '.join(g.players)}); the {ev.type} is taken as {due}'s, "
+                       "whose turn it is")
                 owner = due
             elif named != due:
                 v.flag("wrong_player", f"seq {ev.seq}: {named} {ev.type}s but it is {due}'s turn")
                 owner = named if ev.type == "roll" else due
             else:
                 owner = named
+            if lost is not None:
+                v.flag("missing_turn_end", _lost_end_message(ev, lost), player=lost.player)
             t = self._open_turn(g, owner, ev)
         elif named != t.player:
-            why = "is not a player of this game" if named not in g.claimed_total else "is not the player"
-            v.flag("wrong_player", f"seq {ev.seq}: {named!r} {why} of the open turn ({t.player}'s); "
-                   f"applied to {t.player}'s turn")
+            if named not in g.claimed_total:
+                who = f"{named!r}, not a player of this game (players: {', '.join(g.players)}),"
+            else:
+                who = named
+            v.flag("wrong_player", f"seq {ev.seq}: {who} logged a {ev.type} inside {t.player}'s open turn "
+                   f"(from seq {t.start_seq}); it is taken as {t.player}'s {ev.type}")
         self._handlers[ev.type](g, t, ev, v)
+
+    def _supply_lost_end(self, g: GameState, t: TurnState, ev: Event) -> None:
+        """End the open turn as the log implies (log-format.md, "a lost turn end"), with no
+        finding of its own: after a keep, a bank of the turn's claimed keeps; after a roll
+        that scored nothing, a farkle. The revealing roll carries the finding."""
+        t.flagged = True  # the audit timeline shows the turn whose end was lost
+        if t.phase == KEPT:
+            claimed = t.claimed_sum
+            total = g.claimed_total[t.player] + claimed
+            corrected = self._apply_bank(g, t, total)
+            if self.trace:
+                t.trace.append(TraceStep(ev.seq, t.player, "bank (implied)", None, claimed, corrected, total))
+            self._close_turn(g, t, outcome="bank", end_seq=ev.seq, claimed=claimed, corrected=corrected,
+                             implied=True)
+        else:
+            streak, penalty = self._farkle_streak(g, t.player)
+            self._apply_farkle(g, t, g.claimed_total[t.player] - penalty, streak, penalty)
+            if self.trace:
+                t.trace.append(TraceStep(ev.seq, t.player, "farkle (implied)", None, 0, 0,
+                                         g.claimed_total[t.player]))
+            self._close_turn(g, t, outcome="farkle", end_seq=ev.seq, claimed=0, corrected=0, implied=True)
 
     def _missed_farkle(self, t: TurnState, ev: Event, v: _Verdict) -> None:
         """Only the first event after a roll that scored nothing gets missed_farkle."""
@@ -483,7 +522,16 @@ class Replayer:
         if total != before + claimed:
             v.flag("total_mismatch", f"seq {ev.seq}: total {total} after banking {claimed} on {before} "
                    f"should be {before + claimed}", total, before + claimed)
-        # apply the claim
+        corrected = self._apply_bank(g, t, total)
+        if self.trace:
+            self._trace(t, ev, claimed=claimed, worth=corrected, total=total)
+        if v.code is not None:
+            self._emit_verdict(g, ev, v)
+        self._close_turn(g, t, outcome="bank", end_seq=ev.seq, claimed=claimed, corrected=corrected)
+
+    def _apply_bank(self, g: GameState, t: TurnState, total: int) -> int:
+        """Both ledgers after a bank (logged or implied); returns its corrected points."""
+        rules = g.rules
         g.claimed_total[t.player] = total
         g.opened[t.player] = True
         g.streak[t.player] = 0
@@ -501,11 +549,22 @@ class Replayer:
         else:
             g.streak_corrected[t.player] = 0
             g.corrected_total[t.player] += corrected
-        if self.trace:
-            self._trace(t, ev, claimed=claimed, worth=corrected, total=total)
-        if v.code is not None:
-            self._emit_verdict(g, ev, v)
-        self._close_turn(g, t, outcome="bank", end_seq=ev.seq, claimed=claimed, corrected=corrected)
+        return corrected
+
+    def _farkle_streak(self, g: GameState, player: str) -> tuple[int, int]:
+        """(claimed farkles in a row with this one, the penalty it costs)."""
+        rules = g.rules
+        streak = g.streak[player] + 1
+        penalty = rules.farkle_penalty if rules.farkle_penalty and streak >= rules.penalty_after else 0
+        return streak, penalty
+
+    def _apply_farkle(self, g: GameState, t: TurnState, total: int, streak: int, penalty: int) -> None:
+        """Both ledgers after a farkle (logged or implied)."""
+        t.awaiting_after_bust = False
+        g.claimed_total[t.player] = total
+        g.streak[t.player] = 0 if penalty else streak
+        t.decision_pending = None  # a farkle right after a keep: no bank-or-roll choice was logged
+        self._corrected_farkle(g, t.player)
 
     def _farkle(self, g: GameState, t: TurnState, ev: Event, v: _Verdict) -> None:
         rules = g.rules
@@ -518,10 +577,8 @@ class Replayer:
                    f"{t.keeps[-1].seq if t.keeps else '?'}")
         elif t.phase == NO_ROLL:
             v.flag("false_farkle", f"seq {ev.seq}: farkle declared with nothing rolled this turn")
-        t.awaiting_after_bust = False
         before = g.claimed_total[t.player]
-        streak = g.streak[t.player] + 1
-        penalty = rules.farkle_penalty if rules.farkle_penalty and streak >= rules.penalty_after else 0
+        streak, penalty = self._farkle_streak(g, t.player)
         expected_total = before - penalty
         if ev.total is not None and ev.total != expected_total:
             if penalty:
@@ -531,11 +588,7 @@ class Replayer:
             else:
                 why = f"this game has no farkle penalty: total stays {before}"
             v.flag("penalty_error", f"seq {ev.seq}: farkle total {ev.total}, but {why}", ev.total, expected_total)
-        g.claimed_total[t.player] = ev.total if ev.total is not None else expected_total
-        g.streak[t.player] = 0 if penalty else streak
-        if t.decision_pending is not None:  # a farkle right after a keep: no bank-or-roll choice was logged
-            t.decision_pending = None
-        self._corrected_farkle(g, t.player)
+        self._apply_farkle(g, t, ev.total if ev.total is not None else expected_total, streak, penalty)
         if self.trace:
             self._trace(t, ev, claimed=0, worth=0, total=g.claimed_total[t.player])
         if v.code is not None:
@@ -551,7 +604,7 @@ class Replayer:
         g.streak_corrected[player] = streak
 
     def _close_turn(self, g: GameState, t: TurnState, outcome: str, end_seq: int | None,
-                    claimed: int = 0, corrected: int = 0) -> None:
+                    claimed: int = 0, corrected: int = 0, implied: bool = False) -> None:
         if t.roll_pending is not None:
             self.out.rolls.append(t.roll_pending)
             t.roll_pending = None
@@ -571,7 +624,7 @@ class Replayer:
                     rolls=t.rolls, hot_dice=t.hot_dice, outcome=outcome, claimed_points=claimed,
                     corrected_points=corrected if outcome == "bank" else 0, dice_left=dice_left,
                     claimed_total=g.claimed_total.get(t.player) if outcome != "open" else None,
-                    corrected_total=g.corrected_total.get(t.player, 0), ts=t.ts,
+                    corrected_total=g.corrected_total.get(t.player, 0), ts=t.ts, end_implied=implied,
                 )
             )
         if self.trace and t.flagged and t.trace:
@@ -626,26 +679,48 @@ class Replayer:
             self._emit_verdict(g, ev, v)
 
     def _result(self, g: GameState) -> GameResult:
+        """The game's one claimed result is its first game_end (a later one is not replayed):
+        no game_end, no claimed winner, however far ahead someone's claimed total is."""
         scores = g.end_scores or {}
         claimed = {p: scores.get(p, g.claimed_total[p]) for p in g.players}
-        if g.end_winner is not None:
-            names = g.end_winner if isinstance(g.end_winner, str) else list(g.end_winner)
-            winner_claimed = winner_value([names] if isinstance(names, str) else names)
-        else:
-            winner_claimed = winner_value(_winners(g.claimed_total, g.players))
         return GameResult(
             game_id=g.game_id,
             players=g.players,
             ruleset=g.rules,
             claimed=claimed,
             corrected=dict(g.corrected_total),
-            winner_claimed=winner_claimed,
-            winner_corrected=winner_value(_winners(g.corrected_total, g.players)),
+            winner_claimed=winner_names(g.end_winner) if g.ended else None,
+            winner_corrected=_winners(g.corrected_total, g.players) or None,
             complete=g.ended,
             first_ts=g.first_ts,
             last_ts=g.last_ts,
             events=g.events,
         )
+
+
+def _reveals_lost_end(g: GameState, t: TurnState, ev: Event) -> bool:
+    """log-format.md, "a lost turn end": a roll of 6 dice by another player of the game,
+    inside an open turn whose latest event is a keep or a roll that scored nothing."""
+    return (
+        ev.type == "roll"
+        and ev.player in g.claimed_total
+        and len(ev.dice or ()) == 6
+        and (t.phase == KEPT or (t.phase == ROLLED and not t.last_roll_scored))
+    )
+
+
+def _lost_end_message(ev: Event, lost: TurnState) -> str:
+    if lost.phase == KEPT:
+        last = lost.keeps[-1].seq if lost.keeps else lost.start_seq
+        after = f"the keep at seq {last}"
+        taken = (f"taken as a bank of the {lost.claimed_sum} points its keeps claimed"
+                 if lost.keeps else "taken as a bank")
+    else:
+        after = f"the roll {_show(lost.last_roll)} at seq {lost.last_roll_seq}, which scored nothing"
+        taken = "taken as a farkle"
+    return (f"seq {ev.seq}: {ev.player} rolled six dice while {lost.player}'s turn {lost.turn} (from seq "
+            f"{lost.start_seq}) was still open after {after}: the line that ended {lost.player}'s turn is "
+            f"missing, so that turn is {taken}")
 
 
 def _names(names: set[str]) -> str:
