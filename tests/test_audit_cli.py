@@ -159,7 +159,7 @@ def test_text_output_shows_timeline_and_result(tmp_path):
     result = run(write(tmp_path / "a.jsonl", log))
     assert result.exit_code == 1
     out = result.output
-    assert "kept 5 from roll [5,2,3,4] and counted it with the 5,5 kept at seq 3" in out
+    assert "kept 5 from the roll [5,2,3,4] and counted it with the 5,5 kept at seq 3" in out
     assert "5 2 3 4" in out and "cross_roll_meld" in out
     assert "winner claimed: ana; by the dice: ana" in out
 
