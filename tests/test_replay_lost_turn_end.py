@@ -10,12 +10,26 @@ from the spec in the comments.
 """
 from __future__ import annotations
 
+import json
+
 from pipeline.audit import audit_stream
 from pipeline.scoresheet import compare_sheet, parse_sheet
-from tests.gamelog import Log, audit, codes
+from pipeline.simulate import check_game
+from tests.gamelog import Log, codes
+from tests.gamelog import audit as engine_audit
 
 SHORT = {"base": "standard", "target": 1000}
 BUST = [2, 2, 3, 3, 4, 6]  # scores nothing under standard
+
+
+def audit(log: Log):
+    """The engine's replay, checked against the simulator's own independent reading of
+    log-format.md (pipeline/simulate/check.py): both must find the same (seq, code)s."""
+    out = engine_audit(log)
+    events = [json.loads(line) for line in log.lines]
+    checker = sorted((events[i]["seq"], code) for i, code in check_game(events))
+    assert checker == sorted((f.seq, f.code) for f in out.findings)
+    return out
 
 
 def turns_of(out):
