@@ -92,6 +92,16 @@ def test_odds_follow_the_rule():
     assert farkle_probability(1, Ruleset.from_value({"single_one": 0, "single_five": 0})) == 1
 
 
+def test_rules_show_says_a_zero_point_combination_is_not_one():
+    result = CliRunner().invoke(app, ["rules", "show", '{"single_one": 0, "four_kind": 0}', "-f", "json"])
+    assert result.exit_code == 0, result.output
+    import json
+
+    points = {row["combination"]: row["points"] for row in json.loads(result.output)["scoring"]}
+    assert points["single 1"] is None and points["four of a kind (any face)"] is None
+    assert points["single 5"] == 50 and points["three 1s"] == 1000
+
+
 def test_the_simulator_plays_zero_point_tables_cleanly():
     import io
 
