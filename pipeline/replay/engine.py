@@ -315,7 +315,7 @@ class Replayer:
             if g.over:  # the implied end finished the final round: this roll comes after it
                 v.flag("play_after_game_over", f"seq {ev.seq}: {named} rolls after the final round was "
                        f"played out (the end of {lost.player}'s turn, lost from the log, was its last "
-                       "turn): not replayed")
+                       "turn); it is not replayed")
                 self._emit_verdict(g, ev, v)
                 return
         if t is None:
