@@ -8,12 +8,19 @@ A bad spec must not hide the good ones: `resolve` collects every problem and sti
 what it could resolve, so a command can report all of them, process the rest and exit 2.
 
 Decisions where log-format.md is silent:
-- A directory is read one level deep: every regular file in it, in name order (plain code
-  point order: `g10` before `g2`). Subdirectories, hidden files (`.name`) and special files
-  are not read, each with a notice; a glob such as `logs/**/*.jsonl` reaches deeper.
-  Files with unrelated names are read like any other: their non-JSON lines are bad_json,
-  which is what the contract asks for, and better than silently skipping a log that was
-  merely named `.txt`.
+- A directory is read one level deep: its log files, in name order (plain code point
+  order: `g10` before `g2`). Log files are those named `.jsonl`, `.ndjson` or `.json`,
+  each possibly followed by `.gz` (any case); the other files (a README, the scoresheet
+  kept next to the logs) are named in one notice and not read. Subdirectories, hidden files
+  (`.name`) and special files are not read, each with a notice; a glob such as
+  `logs/**/*.jsonl` reaches deeper. A file named on the command line or matched by a glob
+  is read whatever its name.
+- Every regular file is sniffed first (pipeline/sniff.py, its first 64 KiB): one that is
+  not JSON Lines at all (a CSV, HTML, Parquet, a README) is not read, with one notice
+  saying what it looks like, instead of one bad_json finding per line. A file that starts
+  like JSON Lines is read even if bad lines follow: those are findings as always. An empty
+  file, or one of blank lines only, gets the notice "no events" and is still read.
+  When every file named was skipped, that is a problem (exit 2): nothing is left to read.
 - Compression is decided when reading, by the gzip magic bytes, never by the name.
 - The same file named twice (say `a.jsonl logs/*.jsonl`) is read once, at its first place,
   with a notice: reading it twice would turn every event into a seq_error.
@@ -33,10 +40,21 @@ from pathlib import Path
 from typing import BinaryIO, Iterable
 
 from pipeline.model import FileProblem
+from pipeline.sniff import sniff_file
 
 STDIN_SPEC = "-"
 STDIN_NAME = "<stdin>"
 _GLOB_CHARS = frozenset("*?[")
+LOG_SUFFIXES = (".jsonl", ".ndjson", ".json")  # each also with .gz
+_SHOWN_SKIPPED = 5  # names listed in a directory's "not read" notice
+
+
+def is_log_name(name: str) -> bool:
+    """A name a directory's log files have: .jsonl, .ndjson, .json, or any of them + .gz."""
+    lower = name.lower()
+    if lower.endswith(".gz"):
+        lower = lower[:-3]
+    return lower.endswith(LOG_SUFFIXES)
 
 
 class InputError(Exception):
@@ -91,6 +109,7 @@ class Resolution:
     sources: list[InputSource] = field(default_factory=list)
     problems: list[InputError] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # files not read: not logs by name or content
 
 
 def resolve(specs: Iterable[str], *, stdin: BinaryIO | None = None) -> Resolution:
@@ -108,6 +127,11 @@ def resolve(specs: Iterable[str], *, stdin: BinaryIO | None = None) -> Resolutio
             continue
         for name in _expand(spec, result):
             _add_file(name, seen, result)
+    if not result.sources and result.skipped and not result.problems:
+        result.problems.append(InputError(
+            ", ".join(result.skipped[:_SHOWN_SKIPPED]) + (" ..." if len(result.skipped) > _SHOWN_SKIPPED else ""),
+            "no log to read: every file named was skipped (see the notes above)",
+        ))
     return result
 
 
@@ -151,7 +175,9 @@ def _expand_path(spec: str, result: Resolution) -> list[str]:
     if stat.S_ISDIR(info.st_mode):
         names = _directory_files(spec, result)
         if not names:
-            result.problems.append(InputError(spec, "directory has no files to read"))
+            result.problems.append(InputError(
+                spec, "directory has no log files to read (names ending in .jsonl, .ndjson or .json, or those + .gz)"
+            ))
         return names
     return [spec]
 
@@ -163,6 +189,7 @@ def _directory_files(directory: str, result: Resolution) -> list[str]:
         result.problems.append(InputError(directory, f"cannot list directory: {exc.strerror or exc}"))
         return []
     names = []
+    other: list[str] = []
     for entry in entries:
         path = os.path.join(directory, entry.name)
         if entry.name.startswith("."):
@@ -174,8 +201,17 @@ def _directory_files(directory: str, result: Resolution) -> list[str]:
             )
         elif not entry.is_file():
             result.notices.append(f"{path}: not a regular file, not read")
+        elif not is_log_name(entry.name):
+            other.append(entry.name)
         else:
             names.append(path)
+    if other:
+        shown = ", ".join(other[:_SHOWN_SKIPPED]) + (f" and {len(other) - _SHOWN_SKIPPED} more" if len(other) > _SHOWN_SKIPPED else "")
+        result.notices.append(
+            f"{directory}: {len(other)} file{'s' if len(other) != 1 else ''} not read, not named like logs "
+            f"(.jsonl, .ndjson, .json, or those + .gz): {shown}; name a file to read it anyway"
+        )
+        result.skipped.extend(os.path.join(directory, name) for name in other)
     return names
 
 
@@ -194,4 +230,11 @@ def _add_file(name: str, seen: dict[tuple[int, int], str], result: Resolution) -
             result.notices.append(f"{name}: same file as {seen[key]}, read once")
             return
         seen[key] = name
+        sniffed = sniff_file(name)  # a regular file can be opened twice; a pipe could not
+        if not sniffed.is_log:
+            result.notices.append(f"{name}: not read: {sniffed.describe()}")
+            result.skipped.append(name)
+            return
+        if sniffed.kind != "jsonl":
+            result.notices.append(f"{name}: {sniffed.describe()}")
     result.sources.append(InputSource(name, path=Path(name)))

@@ -229,14 +229,18 @@ def test_bad_input_is_reported_and_never_crashes(tmp_path):
     (d / "3-notes.txt").write_text("shopping list\nmilk\n")
     whole = gzip.compress(dump(games(3, seed=6)[0].lines))
     (d / "4-cut.jsonl.gz").write_bytes(whole[: len(whole) // 2])
-    (d / "5-notgzip.gz").write_bytes(b"\x1f\x8b\x08\x00garbage that is not deflate")
+    (d / "5-notgzip.jsonl.gz").write_bytes(b"\x1f\x8b\x08\x00garbage that is not deflate")
     (d / "sub").mkdir()
     notes = []
     s = ingest([str(d)], tmp_path / "ds", notice=notes.append)
     assert s.invariant_holds
-    assert s.rejects == 2  # the two lines of notes.txt
+    assert s.rejects == 0  # notes.txt is not named like a log: not read, and said so once
+    assert [n for n in notes if "3-notes.txt" in n] == [
+        f"{d}: 1 file not read, not named like logs (.jsonl, .ndjson, .json, or those + .gz): 3-notes.txt; "
+        "name a file to read it anyway"]
+    assert f"{d / '2-empty.jsonl'}: no events: the file is empty" in notes
     problems = {Path(p["file"]).name: p for p in s.problems}
-    assert set(problems) == {"4-cut.jsonl.gz", "5-notgzip.gz"}
+    assert set(problems) == {"4-cut.jsonl.gz", "5-notgzip.jsonl.gz"}
     assert problems["4-cut.jsonl.gz"]["line"] >= 1 and "truncated" in problems["4-cut.jsonl.gz"]["reason"]
     assert any("sub" in n for n in notes)
     assert s.exit_code == 1
@@ -334,7 +338,8 @@ def test_bad_lines_are_written_in_batches_not_held(tmp_path, monkeypatch):
     monkeypatch.setattr(run, "BAD_CHARS", 1000)
     monkeypatch.setattr(run, "ROW_GROUP", 1)  # each flush its own row group, to count flushes
     log = tmp_path / "garbage.jsonl"
-    log.write_text("".join(f"garbage line {i}\n" for i in range(35)) + ("x" * 3000 + "\n") * 2)
+    # the first line starts like a JSON object, so the file is read as a (damaged) log
+    log.write_text("{garbage line 0\n" + "".join(f"garbage line {i}\n" for i in range(1, 35)) + ("x" * 3000 + "\n") * 2)
     s = ingest([str(log)], tmp_path / "ds")
     assert s.rejects == 37
     (path,) = (tmp_path / "ds" / "rejects").glob("*.parquet")

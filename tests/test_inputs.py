@@ -33,28 +33,86 @@ def test_files_keep_the_order_given(tmp_path):
     assert all(s.path == Path(n) and not s.is_stdin for s, n in zip(sources, specs))
 
 
-def test_directory_gives_its_files_in_name_order_one_level_deep(tmp_path):
-    make(tmp_path, "g10.jsonl", "g2.jsonl", "G3.jsonl", "a.jsonl.gz", "notes.txt",
+def test_directory_gives_its_log_files_in_name_order_one_level_deep(tmp_path):
+    make(tmp_path, "g10.jsonl", "g2.jsonl", "G3.JSONL", "a.jsonl.gz", "b.ndjson", "c.json.gz", "notes.txt",
          ".hidden.jsonl", "sub/deeper.jsonl")
     result = resolve([str(tmp_path)])
     assert names(result.sources) == [str(tmp_path / n) for n in
-                                     ("G3.jsonl", "a.jsonl.gz", "g10.jsonl", "g2.jsonl", "notes.txt")]
+                                     ("G3.JSONL", "a.jsonl.gz", "b.ndjson", "c.json.gz", "g10.jsonl", "g2.jsonl")]
     assert result.problems == []
+    assert result.skipped == [str(tmp_path / "notes.txt")]
     assert any(str(tmp_path / "sub") in n and "subdirectory" in n for n in result.notices)
     assert any(".hidden.jsonl" in n and "hidden" in n for n in result.notices)
 
 
-def test_unrelated_files_in_a_directory_are_read_and_do_not_crash(tmp_path):
+def test_other_files_in_a_directory_are_skipped_in_one_notice(tmp_path):
     make(tmp_path, "a.jsonl")
     make(tmp_path, "README.md", data=b"# Logs\n\nThese are the logs.\n")
     make(tmp_path, "image.png", data=b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe")
-    records = list(read_events(resolve_inputs([str(tmp_path)])))
-    assert [(Path(r.file).name, r.line, r.code if hasattr(r, "code") else r.type) for r in records] == [
-        ("README.md", 1, "bad_json"), ("README.md", 3, "bad_json"),
-        ("a.jsonl", 1, "game_start"),
-        ("image.png", 1, "bad_json"), ("image.png", 2, "bad_json"), ("image.png", 3, "bad_json"),
-    ]
-    assert "invalid UTF-8" in records[-1].reason
+    for i in range(6):
+        make(tmp_path, f"sheet{i}.csv", data=b"game_id,turn,player,points,total\n")
+    result = resolve([str(tmp_path)])
+    records = list(read_events(result.sources))
+    assert [(Path(r.file).name, r.line, r.type) for r in records] == [("a.jsonl", 1, "game_start")]
+    skipped = [n for n in result.notices if "not read" in n]
+    assert skipped == [f"{tmp_path}: 8 files not read, not named like logs (.jsonl, .ndjson, .json, or those + .gz): "
+                       "README.md, image.png, sheet0.csv, sheet1.csv, sheet2.csv and 3 more; "
+                       "name a file to read it anyway"]
+
+
+def test_a_directory_of_no_logs_is_a_problem(tmp_path):
+    make(tmp_path, "README.md", data=b"# nothing here\n")
+    result = resolve([str(tmp_path)])
+    assert result.sources == []
+    assert [p.reason for p in result.problems] == [
+        "directory has no log files to read (names ending in .jsonl, .ndjson or .json, or those + .gz)"]
+
+
+@pytest.mark.parametrize("name, data, says", [
+    ("sheet.jsonl", b"game_id,turn,player,points,total\ng1,1,ana,300,300\n",
+     "this looks like a scoresheet CSV, not JSON Lines (one JSON event per line): pass it with --scoresheet"),
+    ("README.jsonl", b"# Logs\n\nThese are the logs.\n", "this looks like plain text"),
+    ("part.jsonl", b"PAR1\x15\x04\x15\x10\x00\x00", "this looks like a Parquet file"),
+    ("report.json", b"<!DOCTYPE html>\n<html><body>hi</body></html>\n", "this looks like an HTML page"),
+    ("array.json", b'[\n  {"game_id": "g1"}\n]\n', "this looks like one JSON document"),
+    ("zipped.jsonl.gz", gzip.compress(b"a,b,c\n1,2,3\n4,5,6\n"), "this looks like a CSV file"),
+])
+def test_a_named_file_that_is_not_json_lines_is_skipped_with_one_notice(tmp_path, name, data, says):
+    make(tmp_path, "a.jsonl")
+    make(tmp_path, name, data=data)
+    result = resolve([str(tmp_path / name), str(tmp_path / "a.jsonl")])
+    assert names(result.sources) == [str(tmp_path / "a.jsonl")]
+    assert result.skipped == [str(tmp_path / name)]
+    (notice,) = result.notices
+    assert notice.startswith(f"{tmp_path / name}: not read: {says}")
+    assert result.problems == []
+
+
+def test_when_every_file_is_skipped_nothing_is_left_to_read(tmp_path):
+    make(tmp_path, "sheet.csv", data=b"game_id,turn,player,points,total\n")
+    result = resolve([str(tmp_path / "sheet.csv")])
+    assert result.sources == [] and len(result.notices) == 1
+    assert [p.reason for p in result.problems] == ["no log to read: every file named was skipped (see the notes above)"]
+
+
+def test_a_log_with_bad_lines_is_still_read(tmp_path):
+    """Only a file in which no early line could be an event is skipped: a damaged first
+    line, or garbage after good lines, is the reader's to report line by line."""
+    make(tmp_path, "damaged.jsonl", data=b"not json at all\n" + LINE)
+    make(tmp_path, "tail.jsonl", data=LINE + b"garbage\n" * 50)
+    result = resolve([str(tmp_path / "damaged.jsonl"), str(tmp_path / "tail.jsonl")])
+    assert len(result.sources) == 2 and result.notices == [] and result.skipped == []
+    codes = [r.code if hasattr(r, "code") else r.type for r in read_events(result.sources)]
+    assert codes == ["bad_json", "game_start", "game_start"] + ["bad_json"] * 50
+
+
+@pytest.mark.parametrize("data, says", [(b"", "the file is empty"), (b"\n  \n\t\n", "only blank lines")])
+def test_a_file_with_no_events_says_so_and_is_still_read(tmp_path, data, says):
+    make(tmp_path, "none.jsonl", data=data)
+    result = resolve([str(tmp_path / "none.jsonl")])
+    assert names(result.sources) == [str(tmp_path / "none.jsonl")]
+    (notice,) = result.notices
+    assert notice.startswith(f"{tmp_path / 'none.jsonl'}: no events") and says in notice
 
 
 def test_glob_matches_sorted_and_can_reach_into_subdirectories(tmp_path):
@@ -81,7 +139,8 @@ def test_problems_are_collected_and_the_rest_still_resolves(tmp_path):
     assert [(p.spec, p.reason) for p in result.problems] == [
         (str(tmp_path / "missing.jsonl"), "no such file or directory"),
         (str(tmp_path / "*.nothing"), "no file matches this pattern"),
-        (str(tmp_path / "empty"), "directory has no files to read"),
+        (str(tmp_path / "empty"), "directory has no log files to read (names ending in .jsonl, .ndjson or .json, "
+                                  "or those + .gz)"),
         ("''", "an empty path names no file"),
     ]
     assert str(result.problems[0]) == f"{tmp_path / 'missing.jsonl'}: no such file or directory"
