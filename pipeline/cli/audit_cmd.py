@@ -3,17 +3,17 @@ from __future__ import annotations
 
 import enum
 import sys
-from typing import List, Optional
+from typing import Iterable, Iterator, List, Optional
 
 import typer
 
-from pipeline.audit import audit_stream, read_sheet
-from pipeline.cli.audit_render import as_csv, as_json, as_jsonl, print_text
 from pipeline.cli.common import (
     EXIT_DATA,
     EXIT_OK,
     EXIT_USAGE,
     RULES_HELP,
+    did_you_mean,
+    note,
     progress_bar,
     rules_or_exit,
     stderr,
@@ -21,9 +21,6 @@ from pipeline.cli.common import (
     usage_error,
 )
 from pipeline.cli.main import app
-from pipeline.inputs import resolve
-from pipeline.model import FileProblem
-from pipeline.reader import read_events
 
 
 class AuditFormat(str, enum.Enum):
@@ -33,23 +30,39 @@ class AuditFormat(str, enum.Enum):
     csv = "csv"
 
 
-@app.command()
+@app.command(short_help="Replay logs against the rules: findings, who really won.")
 def audit(
-    logs: List[str] = typer.Argument(..., help="Log files, directories, globs, .gz files, or - for stdin."),
-    scoresheet: Optional[str] = typer.Option(None, "--scoresheet", help="Hand-kept scoresheet CSV to check."),
-    rules: Optional[str] = typer.Option(None, "--rules", "-r", help=RULES_HELP + " Used when game_start has no rules."),
-    format: AuditFormat = typer.Option(AuditFormat.text, "--format", "-f", help="text, json, jsonl or csv"),
-    game: Optional[List[str]] = typer.Option(None, "--game", "-g", help="Only this game id (repeatable)."),
+    logs: List[str] = typer.Argument(..., metavar="LOGS...",
+                                     help="Log files, directories, globs, .gz files, or - for stdin."),
+    scoresheet: Optional[str] = typer.Option(None, "--scoresheet", metavar="CSV",
+                                             help="Hand-kept scoresheet to check against the replay."),
+    rules: Optional[str] = typer.Option(None, "--rules", "-r", metavar="RULES",
+                                        help=RULES_HELP + " Used when game_start has no rules."),
+    format: AuditFormat = typer.Option(AuditFormat.text, "--format", "-f", metavar="FORMAT",
+                                       help="text, json, jsonl or csv."),
+    game: Optional[List[str]] = typer.Option(None, "--game", "-g", metavar="ID", help="Only this game id (repeatable)."),
     coach: bool = typer.Option(
         False, "--coach",
         help="With one --game: every keep and bank-or-roll of that game against the exact single-turn "
-             "policy (value made, best, loss) instead of the findings. Exit 0, or 1 if the game is not in the logs.",
+             "policy (value made, best, loss) instead of the findings.",
     ),
     blunder_threshold: float = typer.Option(
-        150.0, "--blunder-threshold", min=0.0, help="--coach: mark choices losing more than this as blunders."
+        150.0, "--blunder-threshold", min=0.0, metavar="POINTS",
+        help="--coach: mark choices losing more than this as blunders.",
     ),
 ) -> None:
-    """Replay every game against the rules. Exit 0: no errors; 1: findings; 2: bad usage."""
+    """Replay every game against the rules: findings with file, line and seq, the turns
+    involved, claimed against corrected scores and winners.
+
+    Exit 0: no errors; 1: findings; 2: bad usage (a missing file, a --game or scoresheet
+    that matches nothing, a scoresheet that cannot be read).
+    """
+    from pipeline.audit import audit_stream, read_sheet
+    from pipeline.cli.audit_render import as_csv, as_json, as_jsonl, print_text, sheet_verdict
+    from pipeline.inputs import resolve
+    from pipeline.model import FileProblem
+    from pipeline.reader import read_events
+
     default_rules = rules_or_exit(rules) if rules is not None else None
     if coach and (not game or len(game) != 1):
         usage_error("--coach needs exactly one --game ID")
@@ -57,23 +70,25 @@ def audit(
         usage_error("--coach prints text or json")
     resolution = resolve(logs)
     for notice in resolution.notices:
-        stderr.print(f"note: {notice}", markup=False)
+        note(notice)
     for problem in resolution.problems:
-        stderr.print(f"error: {problem}", markup=False)
+        stderr.print(f"error: {problem}")
     sheet = None
     if scoresheet is not None:
         try:
             sheet = read_sheet(scoresheet)
         except (OSError, UnicodeDecodeError) as exc:
             usage_error(f"cannot read scoresheet {scoresheet}: {getattr(exc, 'strerror', None) or exc}")
-    if not resolution.sources and resolution.problems:
+        _check_sheet_header(*sheet)
+    if not resolution.sources:
         raise typer.Exit(EXIT_USAGE)
-    file_problems: list[FileProblem] = []
+    seen = SeenGames()
     if coach:
-        _coach(resolution, game[0], default_rules, format, blunder_threshold)
+        _coach(resolution, game[0], default_rules, format, blunder_threshold, seen)
+    file_problems: list[FileProblem] = []
     with progress_bar("auditing") as advance:
         report = audit_stream(
-            read_events(resolution.sources, on_problem=file_problems.append),
+            seen.watch(read_events(resolution.sources, on_problem=file_problems.append)),
             default_rules,
             games=set(game) if game else None,
             sheet=sheet,
@@ -81,41 +96,91 @@ def audit(
             on_item=advance,
         )
     report.file_problems.extend(file_problems)
+    for source in resolution.sources:
+        if source.is_stdin and source.problem is None and source.lines == source.blank_lines:
+            note(f"{source.name}: no events" + (": it holds only blank lines" if source.lines else ""))
     for p in report.file_problems:
         where = f"{p.file}:{p.line}" if p.line is not None else p.file
-        stderr.print(f"error: {where}: {p.reason}", markup=False)
+        stderr.print(f"error: {where}: {p.reason}")
     for p in report.sheet_problems:
-        stderr.print(f"error: {p.file}:{p.line}: {p.reason}", markup=False)
+        stderr.print(f"error: {p.file}:{p.line}: {p.reason}")
+    missing_games = [g for g in dict.fromkeys(game or []) if g not in seen.ids]
+    verdict = sheet_verdict(report, sheet[0], sheet[1]) if sheet is not None else None
     if format is AuditFormat.text:
-        print_text(report, stdout)
+        print_text(report, stdout, verdict)
     else:
-        text = {AuditFormat.json: as_json, AuditFormat.jsonl: as_jsonl, AuditFormat.csv: as_csv}[format](report)
+        writer = {AuditFormat.json: lambda r: as_json(r, [verdict] if verdict else []),
+                  AuditFormat.jsonl: as_jsonl, AuditFormat.csv: as_csv}[format]
+        text = writer(report)
         sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
         sys.stdout.flush()
-    if resolution.problems or any(p.line is None for p in report.file_problems):
+    for wanted in missing_games:
+        stderr.print(f"error: no game {wanted!r} in these logs{did_you_mean(wanted, seen.ids)}")
+    if verdict is not None and verdict["rows"] and not verdict["games_found"]:
+        stderr.print(f"error: {verdict['file']}: none of its games is in these logs "
+                     f"({', '.join(verdict['games_not_found'])}){did_you_mean(verdict['games_not_found'][0], seen.ids)}")
+        raise typer.Exit(EXIT_USAGE)
+    if resolution.problems or missing_games or any(p.line is None for p in report.file_problems):
         raise typer.Exit(EXIT_USAGE)
     if report.errors or report.file_problems or report.sheet_problems:
         raise typer.Exit(EXIT_DATA)
     raise typer.Exit(EXIT_OK)
 
 
-def _coach(resolution, game_id: str, default_rules, format: AuditFormat, threshold: float) -> None:
-    from pipeline.cli.coach_render import coach_json, coach_text
+class SeenGames:
+    """The game ids of every line read, whatever --game keeps: what a typo is compared to."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, None] = {}
+
+    def watch(self, items: Iterable) -> Iterator:
+        ids = self.ids
+        for item in items:
+            game_id = getattr(item, "game_id", None)
+            if game_id is not None and game_id not in ids:
+                ids[game_id] = None
+            yield item
+
+
+def _check_sheet_header(name: str, text: str) -> None:
+    """A scoresheet whose header is wrong (or that is empty) cannot be checked: exit 2, once."""
+    from pipeline.scoresheet import parse_sheet
+
+    _, problems = parse_sheet(text.split("\n", 1)[0] + "\n", name)
+    if problems:
+        usage_error(f"{name}:{problems[0].line}: {problems[0].reason}")
+
+
+def _coach(resolution, game_id: str, default_rules, format: AuditFormat, threshold: float, seen: SeenGames) -> None:
+    from pipeline.cli.coach_render import coach_json, coach_text, event_seqs
+    from pipeline.model import FileProblem
+    from pipeline.reader import read_events
     from pipeline.strategy.judge import coach_game
 
     file_problems: list[FileProblem] = []
+    events: list = []
+
+    def keep_game_events(items):
+        for item in items:
+            if getattr(item, "game_id", None) == game_id and hasattr(item, "type"):
+                events.append((item.seq, item.type))
+            yield item
+
     result, policy, judged = coach_game(
-        read_events(resolution.sources, on_problem=file_problems.append), game_id, default_rules
+        keep_game_events(seen.watch(read_events(resolution.sources, on_problem=file_problems.append))),
+        game_id, default_rules,
     )
     for p in file_problems:
         where = f"{p.file}:{p.line}" if p.line is not None else p.file
-        stderr.print(f"error: {where}: {p.reason}", markup=False)
+        stderr.print(f"error: {where}: {p.reason}")
     if result is None:
-        stderr.print(f"error: game {game_id} is not in these logs", markup=False)
-        raise typer.Exit(EXIT_DATA)
+        usage_error(f"no game {game_id!r} in these logs{did_you_mean(game_id, seen.ids)}")
     if policy is None:
-        stderr.print(f"note: the ruleset of game {game_id} cannot be solved: nothing is judged", markup=False)
-    text = (coach_json if format is AuditFormat.json else coach_text)(game_id, judged, threshold)
-    sys.stdout.write(text)
-    sys.stdout.flush()
+        note(f"the ruleset of game {game_id} cannot be solved: nothing is judged")
+    seqs = event_seqs(judged, events)
+    if format is AuditFormat.json:
+        sys.stdout.write(coach_json(game_id, judged, threshold, seqs))
+        sys.stdout.flush()
+    else:
+        coach_text(game_id, judged, threshold, seqs, stdout)
     raise typer.Exit(EXIT_OK)

@@ -1,25 +1,50 @@
-"""How an audit is shown: text for people settling a dispute, json/jsonl/csv for machines."""
+"""How an audit is shown: text for people settling a dispute, json/jsonl/csv for machines.
+
+Text is escaped and fits the terminal (pipeline/cli/text.py): a finding is its severity,
+code and place on one line, its message wrapped under it; tables have no outer borders.
+JSON and CSV carry the data exactly; winners are always lists of names (or null).
+"""
 from __future__ import annotations
 
 import csv
 import io
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from pipeline.cli.text import plain_table, printable
 
-from pipeline.audit import AuditReport
+if TYPE_CHECKING:
+    from pipeline.audit import AuditReport
+    from pipeline.cli.text import LazyConsole
 
 FINDING_FIELDS = ["game_id", "seq", "file", "line", "player", "code", "severity", "message", "claimed", "expected"]
+SHEET_CODES = ("sheet_points_mismatch", "sheet_total_mismatch", "sheet_extra_turn", "sheet_missing_turn")
 
 
-def as_json(report: AuditReport) -> str:
-    return json.dumps(
-        {"findings": [f.to_dict() for f in report.findings], "games": [g.to_dict() for g in report.games]},
-        indent=2,
-    )
+def as_names(winner: Any) -> list[str] | None:
+    """A winner as log-format.md says every output gives it: a list of names, or null."""
+    if winner is None:
+        return None
+    if isinstance(winner, str):
+        return [winner]
+    return list(winner)
+
+
+def game_dict(game) -> dict[str, Any]:
+    d = game.to_dict()
+    d["winner_claimed"] = as_names(d["winner_claimed"])
+    d["winner_corrected"] = as_names(d["winner_corrected"])
+    return d
+
+
+def as_json(report: AuditReport, sheets: list[dict] | None = None) -> str:
+    payload: dict[str, Any] = {
+        "findings": [f.to_dict() for f in report.findings],
+        "games": [game_dict(g) for g in report.games],
+    }
+    if sheets:
+        payload["scoresheets"] = sheets
+    return json.dumps(payload, indent=2)
 
 
 def as_jsonl(report: AuditReport) -> str:
@@ -35,77 +60,169 @@ def as_csv(report: AuditReport) -> str:
     return buffer.getvalue()
 
 
-def _winner(w: Any) -> str:
-    """A winner list as a referee says it: one name, or "ana & bo (tie)"."""
-    if not w:
-        return "none (no game_end)"
-    return w[0] if len(w) == 1 else " & ".join(w) + " (tie)"
+# ---------------------------------------------------------------------- scoresheets
+def sheet_verdict(report: AuditReport, name: str, text: str) -> dict[str, Any]:
+    """One scoresheet's verdict: rows checked, games found or not, differences by code."""
+    from pipeline.scoresheet import parse_sheet
+
+    rows, problems = parse_sheet(text, name)
+    logged = {g.game_id for g in report.games}
+    sheet_games = list(dict.fromkeys(r.game_id for r in rows))
+    found = [g for g in sheet_games if g in logged]
+    not_found = [g for g in sheet_games if g not in logged]
+    differences = [f for f in report.findings if f.file == name and f.code in SHEET_CODES
+                   and f.game_id in logged]
+    by_code: dict[str, int] = {}
+    for f in differences:
+        by_code[f.code] = by_code.get(f.code, 0) + 1
+    checked = sum(1 for r in rows if r.game_id in logged)
+    return {
+        "file": name,
+        "rows": len(rows),
+        "rows_checked": checked,
+        "rows_unreadable": len(problems),
+        "games_found": found,
+        "games_not_found": not_found,
+        "differences": len(differences),
+        "by_code": by_code,
+        "agrees": checked == len(rows) and checked > 0 and not differences and not problems,
+    }
+
+
+def verdict_line(v: dict[str, Any]) -> str:
+    games = len(v["games_found"])
+    where = f"{v['rows_checked']} rows of {games} game{'s' if games != 1 else ''} checked"
+    if not v["rows"]:
+        return f"scoresheet {v['file']}: no rows to check"
+    if not v["rows_checked"]:
+        return f"scoresheet {v['file']}: nothing checked, none of its games is in these logs"
+    if v["differences"]:
+        codes = ", ".join(f"{n} {code}" for code, n in sorted(v["by_code"].items(), key=lambda kv: (-kv[1], kv[0])))
+        text = f"scoresheet {v['file']}: {v['differences']} difference{'s' if v['differences'] != 1 else ''} " \
+               f"from the replay ({codes}); {where}"
+    elif v["rows_unreadable"] or v["games_not_found"]:
+        text = f"scoresheet {v['file']}: the rows checked agree with the replay; {where}"
+    else:
+        text = f"scoresheet {v['file']}: agrees with the replay; {where}"
+    if v["rows_unreadable"]:
+        text += f"; {v['rows_unreadable']} row{'s' if v['rows_unreadable'] != 1 else ''} could not be read"
+    if v["games_not_found"]:
+        text += f"; {len(v['games_not_found'])} of its games not in these logs (above)"
+    return text
+
+
+# ---------------------------------------------------------------------- text
+def _names(names: list[str] | None) -> str:
+    if not names:
+        return "nobody"
+    return names[0] if len(names) == 1 else " & ".join(names) + " (tie)"
 
 
 def _cell(value: Any) -> str:
-    return "" if value is None else str(value)
+    return "" if value is None else printable(value)
 
 
-def print_text(report: AuditReport, console: Console) -> None:
+def _num(value: Any) -> str:
+    """Scores as the log writes them (no thousands separators), so they can be searched for."""
+    return "" if value is None else printable(value)
+
+
+def winner_lines(result) -> list[str]:
+    """Who won, as claimed and by the dice, without calling a game over that is not."""
+    claimed, corrected = as_names(result.winner_claimed), as_names(result.winner_corrected)
+    target = getattr(result.ruleset, "target", None)
+    best = max(result.corrected.values(), default=None)
+    lines = []
+    if not result.complete:
+        lines.append("no winner: the log ends before the game does (no game_end)")
+        if corrected:
+            lines.append(f"leading by the dice: {_names(corrected)}")
+        return lines
+    same = "same as claimed" if set(claimed or ()) == set(corrected or ()) else "DIFFERENT from the claim"
+    lines.append(f"winner claimed: {_names(claimed)}")
+    if target is not None and best is not None and best < target:
+        lines.append(f"by the dice nobody reached the target of {target:,}: the game was not over "
+                     f"({_names(corrected)} leads with {best:,})")
+    else:
+        lines.append(f"winner by the dice: {_names(corrected)} ({same})")
+    return lines
+
+
+def _sheet_findings_by_game(findings: list, logged: set[str]) -> dict[str, list]:
+    """sheet_extra_turn rows of games not in the logs: one group per game, said once."""
+    groups: dict[str, list] = {}
+    for f in findings:
+        if f.code == "sheet_extra_turn" and f.game_id not in logged:
+            groups.setdefault(f.game_id, []).append(f)
+    return groups
+
+
+def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = None) -> None:
+    width = console.width
+    results = {g.game_id: g for g in report.games}
+    absent = _sheet_findings_by_game(report.findings, set(results))
+    absent_ids = {id(f) for fs in absent.values() for f in fs}
     by_game: dict[str | None, list] = {}
     for f in report.findings:
-        by_game.setdefault(f.game_id, []).append(f)
-    results = {g.game_id: g for g in report.games}
+        if id(f) not in absent_ids:
+            by_game.setdefault(f.game_id, []).append(f)
     for game_id, findings in by_game.items():
         title = f"game {game_id}" if game_id is not None else "lines of no readable game"
         result = results.get(game_id)
         rules = f" [{result.ruleset.name}]" if result is not None else ""
-        console.rule(escape(f"{title}{rules}: {len(findings)} finding{'s' if len(findings) != 1 else ''}"))
+        console.rule(f"{title}{rules}: {len(findings)} finding{'s' if len(findings) != 1 else ''}")
         for f in findings:
             where = f"{f.file}:{f.line}" if f.line is not None else (f.file or "")
-            console.print(f"  {f.severity:7} {f.code:22} {where}  {f.message}", markup=False)
+            console.line(f"  {f.severity:<7} {f.code}  {where}", indent="    ")
+            console.line(f"    {f.message}")
         timeline = report.timelines.get(game_id) if game_id is not None else None
         if timeline:
-            table = Table("seq", "player", "event", "dice", "claimed", "worth", "total", "finding",
-                          title="turns involved (claimed vs worth by the dice)", title_justify="left")
+            table = plain_table(("seq", True), ("player", False), ("event", False), ("dice", False),
+                                ("claimed", True), ("worth", True), ("total", True), ("finding", False),
+                                title="turns involved (claimed, and worth by the dice)")
             for i, turn in enumerate(timeline):
                 if i:
                     table.add_section()
                 for step in turn:
                     dice = "" if step.dice is None else " ".join(map(str, step.dice))
-                    style = "bold red" if step.code else None
-                    table.add_row(str(step.seq), _cell(step.player), step.type, dice, _cell(step.claimed),
-                                  _cell(step.worth), _cell(step.total), step.code or "", style=style)
+                    table.add_row(str(step.seq), _cell(step.player), step.type, dice, _num(step.claimed),
+                                  _num(step.worth), _num(step.total), step.code or "",
+                                  style="bold red" if step.code else None)
             console.print(table)
         if result is not None:
-            table = Table("player", "claimed", "corrected", title="result", title_justify="left")
-            for p in result.players:
-                claimed, corrected = result.claimed.get(p), result.corrected.get(p)
-                style = "yellow" if claimed != corrected else None
-                table.add_row(p, _cell(claimed), _cell(corrected), style=style)
-            console.print(table)
-            if result.winner_claimed is None:
-                verdict = "nothing claimed"
-            elif set(result.winner_claimed) == set(result.winner_corrected or ()):
-                verdict = "same"
-            else:
-                verdict = "DIFFERENT"
-            console.print(
-                f"  winner claimed: {_winner(result.winner_claimed)}; by the dice: "
-                f"{_winner(result.winner_corrected)} ({verdict}); "
-                f"{'complete' if result.complete else 'incomplete'}",
-                markup=False,
-            )
-    for p in report.file_problems:
-        console.print(f"file problem: {p.file}" + (f":{p.line}" if p.line else "") + f": {p.reason}", markup=False)
-    for p in report.sheet_problems:
-        console.print(f"scoresheet problem: {p.file}:{p.line}: {p.reason}", markup=False)
-    counts = report.counts_by_code()
-    clean = sum(1 for g in report.games if g.game_id not in by_game)
+            _print_result(result, console)
+    for game_id, findings in absent.items():
+        lines = [f.line for f in findings if f.line is not None]
+        span = f"line {lines[0]}" if len(lines) == 1 else f"lines {min(lines)}-{max(lines)}"
+        console.line(f"scoresheet {findings[0].file}: game {game_id} is not in these logs: its "
+                     f"{len(findings)} row{'s' if len(findings) != 1 else ''} ({span}) were not checked", indent="  ")
     console.rule("summary")
-    console.print(
-        f"{len(report.games)} games, {report.events} events: {clean} clean, "
-        f"{len(report.games) - clean} with findings; {report.errors} errors, "
-        f"{len(report.findings) - report.errors} warnings",
-        markup=False,
+    games, events = len(report.games), report.events
+    clean = sum(1 for g in report.games if g.game_id not in by_game)
+    warnings = len(report.findings) - report.errors
+    console.line(
+        f"{games:,} game{'s' if games != 1 else ''}, {events:,} event{'s' if events != 1 else ''}: "
+        f"{clean:,} clean, {games - clean:,} with findings; {report.errors:,} error{'s' if report.errors != 1 else ''}, "
+        f"{warnings:,} warning{'s' if warnings != 1 else ''}"
     )
+    if report.file_problems or report.sheet_problems:
+        console.line(f"{len(report.file_problems) + len(report.sheet_problems):,} unreadable files or rows "
+                     "(named on stderr)")
+    if sheet is not None:
+        console.line(verdict_line(sheet), indent="  ")
+    counts = report.counts_by_code()
     if counts:
-        table = Table("code", "findings")
+        table = plain_table(("code", False), ("findings", True))
         for code, n in counts.items():
             table.add_row(code, str(n))
         console.print(table)
+
+
+def _print_result(result, console: LazyConsole) -> None:
+    table = plain_table(("player", False), ("claimed", True), ("corrected", True), title="result (final totals)")
+    for p in result.players:
+        claimed, corrected = result.claimed.get(p), result.corrected.get(p)
+        table.add_row(_cell(p), _num(claimed), _num(corrected), style="yellow" if claimed != corrected else None)
+    console.print(table)
+    for line in winner_lines(result):
+        console.line(f"  {line}", indent="  ")

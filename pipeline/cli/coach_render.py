@@ -1,27 +1,44 @@
 """`farkle-logs audit --game ID --coach`: every choice of one game against the exact
-single-turn policy (pipeline.strategy.judge), as text or JSON."""
+single-turn policy (pipeline.strategy.judge), as text or JSON.
+
+The seq shown for a choice is the seq of the log line that made it, so it can be looked up
+in the log: the keep for a keep, the roll or bank after the keep for a bank-or-roll. (The
+judge keys a keep by the roll it was taken from and a bank-or-roll by the keep it followed;
+JSON gives that as `state_seq`.)
+"""
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from pipeline.strategy.judge import Judged
-from pipeline.strategy.solver import MODEL_NOTE
+from pipeline.cli.text import plain_table, printable
+
+if TYPE_CHECKING:
+    from pipeline.cli.text import LazyConsole
+    from pipeline.strategy.judge import Judged
+
+TURN_ENDS = ("roll", "bank", "farkle")
 
 
-def _state(j: Judged) -> str:
-    if j.kind == "keep":
-        return f"keep from {j.roll} ({j.points} pts)"
-    return f"bank/roll at {j.points} pts, {j.dice} dice left"
+def event_seqs(judged: Sequence[Judged], events: Sequence[tuple[int, str]]) -> dict[tuple[str, int], int]:
+    """(kind, state seq) -> seq of the event that made the choice: the first keep after the
+    roll, or the first roll, bank or farkle after the keep (`events`: (seq, type) of the game)."""
+    ordered = sorted(events)
+    out: dict[tuple[str, int], int] = {}
+    for j in judged:
+        wanted = ("keep",) if j.kind == "keep" else TURN_ENDS
+        out[(j.kind, j.seq)] = next((seq for seq, kind in ordered if seq > j.seq and kind in wanted), j.seq)
+    return out
 
 
-def coach_rows(judged: Sequence[Judged], threshold: float) -> list[dict]:
+def coach_rows(judged: Sequence[Judged], threshold: float, seqs: dict[tuple[str, int], int] | None = None) -> list[dict]:
     rows = []
     for j in judged:
         g = j.judgement
         rows.append(
             {
-                "seq": j.seq,
+                "seq": (seqs or {}).get((j.kind, j.seq), j.seq),
+                "state_seq": j.seq,
                 "player": j.player,
                 "turn": j.turn,
                 "kind": j.kind,
@@ -42,38 +59,57 @@ def coach_rows(judged: Sequence[Judged], threshold: float) -> list[dict]:
     return rows
 
 
-def coach_text(game_id: str, judged: Sequence[Judged], threshold: float) -> str:
-    lines = [f"coach: game {game_id}", f"note: {MODEL_NOTE}", ""]
-    header = f"{'seq':>5}  {'player':<10} {'turn':>4}  {'choice':<40} {'made':<13} {'best':<13} {'value':>8} {'best':>8} {'loss':>8}"
-    lines.append(header)
+def coach_text(game_id: str, judged: Sequence[Judged], threshold: float,
+               seqs: dict[tuple[str, int], int], console: LazyConsole) -> None:
+    """One row per choice: seq, player, turn, the turn's points, the dice (the roll a keep
+    was taken from, or the dice left to roll), what was made, the best choice and the loss;
+    then a line per player. Expected values are in the JSON."""
+    from pipeline.strategy.solver import MODEL_NOTE
+
+    console.line(f"coach: game {game_id}")
+    console.line(f"note: {MODEL_NOTE}", indent="  ")
+    console.line("A keep is judged against the roll it was taken from, a bank-or-roll with the dice "
+                 f"left to roll; * marks a blunder (a loss above {threshold:g} expected points).", indent="  ")
+    table = plain_table(("seq", True), ("player", False), ("turn", True), ("points", True), ("dice", False),
+                        ("made", False), ("best", False), ("loss", True))
+    for column in table.columns[4:7]:
+        column.no_wrap = True  # dice and choices read as a whole or not at all
     totals: dict[str, list[float]] = {}
-    for j in judged:
+    not_judged: dict[str, list[int]] = {}
+    for j, row in zip(judged, coach_rows(judged, threshold, seqs)):
         g = j.judgement
         per = totals.setdefault(j.player, [0, 0.0, 0, 0, 0])
+        dice = j.roll if j.kind == "keep" else f"{j.dice} left"
         if g is None:
             per[4] += 1
-            tail = f"{'':<13} {'':>8} {'':>8} {'-':>8}  not judged: {j.why}"
+            best, loss = "", "-"
+            not_judged.setdefault(j.why or "not judged", []).append(row["seq"])
         else:
             per[0] += 1
             per[1] += g.loss
             per[2] += g.optimal
             per[3] += g.loss > threshold
-            mark = "  BLUNDER" if g.loss > threshold else ("" if g.optimal else "")
-            tail = f"{g.best:<13} {g.value_made:>8.1f} {g.value_best:>8.1f} {g.loss:>8.1f}{mark}"
-        lines.append(f"{j.seq:>5}  {j.player:<10} {j.turn:>4}  {_state(j):<40} {j.made:<13} {tail}")
-    lines.append("")
-    lines.append(f"per player (blunder = loss above {threshold:g} expected points):")
-    for player, (n, loss, optimal, blunders, not_judged) in totals.items():
+            best, loss = g.best, f"{g.loss:.1f}" + (" *" if g.loss > threshold else "  ")
+        table.add_row(str(row["seq"]), printable(j.player), str(j.turn),
+                      f"{j.points:,}" if j.points is not None else "", printable(dice), printable(j.made),
+                      printable(best), loss)
+    console.print(table)
+    for why, seq_list in not_judged.items():
+        console.line(f"not judged ({why}): seq {', '.join(map(str, seq_list))}", indent="  ")
+    console.line("per player:")
+    for player, (n, loss, optimal, blunders, unjudged) in totals.items():
         mean = f"{loss / n:.1f}" if n else "-"
-        lines.append(
+        console.line(
             f"  {player}: {n} choices judged, mean loss {mean}, optimal {optimal}/{n}, "
-            f"blunders {blunders}, not judged {not_judged}"
+            f"blunders {blunders}, not judged {unjudged}", indent="    "
         )
-    return "\n".join(lines) + "\n"
 
 
-def coach_json(game_id: str, judged: Sequence[Judged], threshold: float) -> str:
+def coach_json(game_id: str, judged: Sequence[Judged], threshold: float,
+               seqs: dict[tuple[str, int], int] | None = None) -> str:
+    from pipeline.strategy.solver import MODEL_NOTE
+
     return json.dumps(
         {"game_id": game_id, "model": MODEL_NOTE, "blunder_threshold": threshold,
-         "choices": coach_rows(judged, threshold)}
+         "choices": coach_rows(judged, threshold, seqs)}
     ) + "\n"

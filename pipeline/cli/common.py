@@ -8,21 +8,22 @@ from __future__ import annotations
 import enum
 import sys
 from contextlib import contextmanager
-from typing import Iterator, NoReturn
+from typing import TYPE_CHECKING, Iterable, Iterator, NoReturn
 
 import typer
-from rich.console import Console
 
-from pipeline.rules import Ruleset, RulesetError
-from pipeline.rules_source import load_ruleset
+from pipeline.cli.text import LazyConsole
+
+if TYPE_CHECKING:  # the rules engine loads when a command needs a ruleset, not for --help
+    from pipeline.rules import Ruleset
 
 EXIT_OK = 0
 EXIT_DATA = 1
 EXIT_USAGE = 2
 
-# Piped output is read by people too (less, CI logs): wide enough that tables are not cut.
-stdout = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
-stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+# Text for people, control characters escaped (pipeline/cli/text.py); rich loads on first use.
+stdout = LazyConsole()
+stderr = LazyConsole(stderr=True)
 
 
 class TextOrJson(str, enum.Enum):
@@ -35,11 +36,44 @@ RULES_HELP = "Ruleset: a built-in name (standard, playmonster), a .json/.toml fi
 
 def usage_error(message: str) -> NoReturn:
     """One clear line on stderr, exit 2."""
-    stderr.print(f"error: {message}", markup=False)
+    stderr.print(f"error: {message}")
     raise typer.Exit(EXIT_USAGE)
 
 
-def rules_or_exit(spec: str | None) -> Ruleset:
+def note(message: str) -> None:
+    stderr.print(f"note: {message}")
+
+
+def did_you_mean(wanted: str, known: Iterable[str]) -> str:
+    """' (did you mean s1-g000003?)' for the closest of `known` (several only when they are
+    equally close), or '' when nothing is close; case is ignored in the comparison."""
+    from difflib import SequenceMatcher
+
+    known = list(dict.fromkeys(k for k in known if k is not None))
+    target = wanted.lower()
+    scored = []
+    for name in known:
+        matcher = SequenceMatcher(None, target, name.lower())
+        if matcher.real_quick_ratio() >= 0.6 and matcher.quick_ratio() >= 0.6:
+            ratio = matcher.ratio()
+            if ratio >= 0.6:
+                scored.append((ratio, name))
+    if not scored:
+        return ""
+    best = max(r for r, _ in scored)
+    close = [name for r, name in sorted(scored, key=lambda x: (-x[0], x[1])) if r >= best - 1e-9][:3]
+    return f" (did you mean {' or '.join(close)}?)"
+
+
+def no_match_error(what: str, wanted: str, known: Iterable[str], where: str) -> NoReturn:
+    """Exit 2: a filter that matches nothing, with the closest names it could have meant."""
+    usage_error(f"no {what} {wanted!r} in {where}{did_you_mean(wanted, known)}")
+
+
+def rules_or_exit(spec: str | None) -> "Ruleset":
+    from pipeline.rules import RulesetError
+    from pipeline.rules_source import load_ruleset
+
     try:
         return load_ruleset(spec)
     except RulesetError as exc:
@@ -64,7 +98,7 @@ def progress_bar(description: str, total: int | None = None) -> Iterator["Advanc
         BarColumn(),
         TextColumn("{task.completed:,.0f}"),
         TimeElapsedColumn(),
-        console=stderr,
+        console=stderr.console,
         transient=True,
     ) as progress:
         task = progress.add_task(description, total=total)

@@ -1,5 +1,11 @@
 """Options shared by the commands that read a dataset (`stats`, `report`): one parsing of
-the filters and one way to refuse a path that is not a dataset, so both say the same."""
+the filters, one way to refuse a path that is not a dataset, and one check that the
+filters match something, so both commands say the same.
+
+A filter that matches nothing is a mistake far more often than a question (a typo in a
+game id or a name), and an empty table would hide it: it is bad usage (exit 2), and the
+message names the closest ids or names the dataset does hold.
+"""
 from __future__ import annotations
 
 import datetime as dt
@@ -7,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from pipeline.cli.common import EXIT_DATA, rules_or_exit, stderr, usage_error
-from pipeline.dataset_check import DatasetError, open_dataset
+from pipeline.cli.common import EXIT_USAGE, no_match_error, rules_or_exit, stderr, usage_error
 
 if TYPE_CHECKING:
+    from pipeline.dataset_check import Dataset
     from pipeline.stats import Filters
 
 
@@ -33,9 +39,71 @@ def filters_or_exit(player: str | None, rules: str | None, since: dt.datetime | 
 
 
 def dataset_or_exit(path: str):
-    """The dataset at `path`, or exit 1 with one line saying why it is not one."""
+    """The dataset at `path`, or exit 2 (bad usage, as the README promises) with one line
+    saying why it is not one."""
+    from pipeline.dataset_check import DatasetError, open_dataset
+
     try:
         return open_dataset(path)
     except DatasetError as exc:
-        stderr.print(f"error: {exc}", markup=False)
-        raise typer.Exit(EXIT_DATA)
+        stderr.print(f"error: {exc}")
+        raise typer.Exit(EXIT_USAGE)
+
+
+def filters_match_or_exit(ds: "Dataset", filters: "Filters", rules_spec: str | None = None) -> None:
+    """Exit 2 when a filter matches no game of `ds`: each filter alone first (with the
+    closest ids or names), then all of them together."""
+    from pipeline.stats import run, session
+    from pipeline.stats.odds import matching_rulesets
+
+    if filters.game is None and filters.player is None and filters.rules is None \
+            and filters.since is None and filters.until is None:
+        return
+    where = f"dataset {ds.path}"
+    with session(ds, filters, with_odds=False) as con:
+        if filters.game is not None:
+            found = con.execute("select count(*) from src_games where game_id = ?", [filters.game]).fetchone()[0]
+            if not found:
+                ids = [r[0] for r in con.execute("select distinct game_id from src_games").fetchall()]
+                no_match_error("game", filters.game, ids, where)
+        if filters.player is not None:
+            found = con.execute("select count(*) from src_game_players where player = ?", [filters.player]).fetchone()[0]
+            if not found:
+                names = [r[0] for r in con.execute("select distinct player from src_game_players").fetchall()]
+                no_match_error("player", filters.player, names, where)
+        if filters.rules is not None:
+            texts = [r[0] for r in con.execute("select distinct ruleset from src_games").fetchall()]
+            if not matching_rulesets(texts, filters.rules):
+                names = sorted({r[0] for r in con.execute("select distinct ruleset_name from src_games").fetchall()
+                                if r[0] is not None})
+                usage_error(f"no game in {where} was played under the ruleset {rules_spec or filters.rules.name!r} "
+                            f"(knob for knob); its games were played under: {', '.join(names) or 'none'}")
+        games = run(con, "int_games_in_scope").num_rows
+        span = con.execute("select min(first_ts), max(first_ts) from src_games").fetchone()
+    if not games:
+        parts = _describe(filters, rules_spec)
+        dates = ""
+        if (filters.since or filters.until) and span[0] is not None:
+            dates = f"; its games started from {_day(span[0])} to {_day(span[1])} (UTC)"
+        elif filters.since or filters.until:
+            dates = "; its games have no timestamps"
+        usage_error(f"no game in {where} matches {' with '.join(parts)}{' together' if len(parts) > 1 else ''}{dates}")
+
+
+def _day(value) -> str:
+    return value.astimezone(dt.timezone.utc).date().isoformat() if value.tzinfo else value.date().isoformat()
+
+
+def _describe(filters: "Filters", rules_spec: str | None) -> list[str]:
+    parts = []
+    if filters.game is not None:
+        parts.append(f"--game {filters.game}")
+    if filters.player is not None:
+        parts.append(f"--player {filters.player}")
+    if filters.rules is not None:
+        parts.append(f"--rules {rules_spec or filters.rules.name}")
+    if filters.since is not None:
+        parts.append(f"--since {filters.since.isoformat()}")
+    if filters.until is not None:
+        parts.append(f"--until {filters.until.isoformat()}")
+    return parts

@@ -18,18 +18,18 @@ from pipeline.cli.common import (
     usage_error,
 )
 from pipeline.cli.main import app
-from pipeline.ingest import InputErrors, StoreError, ingest
-from pipeline.inputs import InputError
 
 
-@app.command("ingest")
+@app.command("ingest", short_help="Store logs as a Parquet dataset, incrementally.")
 def ingest_command(
-    logs: List[str] = typer.Argument(..., help="Log files, directories, globs, .gz files, or - for stdin."),
-    out: str = typer.Option(..., "--out", "-o", help="The dataset directory (created if missing)."),
+    logs: List[str] = typer.Argument(..., metavar="LOGS...",
+                                     help="Log files, directories, globs, .gz files, or - for stdin."),
+    out: str = typer.Option(..., "--out", "-o", metavar="DATASET", help="The dataset directory (created if missing)."),
     rules: Optional[str] = typer.Option(
-        None, "--rules", "-r", help=RULES_HELP + " Used for games whose game_start has no rules."
+        None, "--rules", "-r", metavar="RULES", help=RULES_HELP + " Used for games whose game_start has no rules."
     ),
-    format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", help="Summary as text or json."),
+    format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", metavar="FORMAT",
+                                      help="Summary as text or json."),
 ) -> None:
     """Validate, replay and store logs as Parquet tables; re-ingesting adds only what is new.
 
@@ -37,17 +37,20 @@ def ingest_command(
     error findings, or broken files; the summary's `rejects`, `replay_errors` and
     `file_problems` say which. Exit 2: bad usage (nothing is written).
     """
+    from pipeline.ingest import InputErrors, StoreError, ingest
+    from pipeline.inputs import InputError
+
     ruleset = rules_or_exit(rules)
 
     def notice(message: str) -> None:
-        stderr.print(f"note: {message}", markup=False)
+        stderr.print(f"note: {message}")
 
     try:
         with progress_bar("ingest (bytes read)") as advance:
             summary = ingest(logs, out, ruleset, progress=advance, notice=notice)
     except InputErrors as exc:
         for problem in exc.problems:
-            stderr.print(f"error: {problem}", markup=False)
+            stderr.print(f"error: {problem}")
         usage_error(f"{len(exc.problems)} inputs name nothing readable; nothing was ingested")
     except (InputError, StoreError) as exc:
         usage_error(f"{exc}; nothing was ingested")
@@ -55,7 +58,7 @@ def ingest_command(
     if format is TextOrJson.json:
         stdout.print_json(json.dumps(data))
     else:
-        stdout.print(_text(data), markup=False)
+        stdout.print(_text(data))
     raise typer.Exit(EXIT_DATA if summary.exit_code else EXIT_OK)
 
 

@@ -1,6 +1,7 @@
 """`farkle-logs report`: one offline HTML page of a dataset's statistics and audit findings."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Optional
 
@@ -11,36 +12,46 @@ from pipeline.cli.main import app
 from pipeline.cli.dataset_options import dataset_or_exit, filters_or_exit
 
 
-@app.command()
+@app.command(short_help="One offline HTML page of a dataset, or of one game.")
 def report(
-    dataset: str = typer.Argument(..., help="A dataset directory written by `farkle-logs ingest`."),
-    out: str = typer.Option("report.html", "--out", "-o", help="The HTML file to write (replaced if it exists)."),
-    title: Optional[str] = typer.Option(None, "--title", "-t", help="The page title (default: from the dataset or game)."),
-    player: Optional[str] = typer.Option(None, "--player", "-p", help="Only this player's rows, in games they sat in."),
-    rules: Optional[str] = typer.Option(None, "--rules", "-r", help="Only games played under this ruleset. " + RULES_HELP),
-    since: Optional[dt.datetime] = typer.Option(None, "--since", formats=["%Y-%m-%d"], help="Games started on or after this UTC date (YYYY-MM-DD)."),
-    until: Optional[dt.datetime] = typer.Option(None, "--until", formats=["%Y-%m-%d"], help="Games started on or before this UTC date (YYYY-MM-DD)."),
+    dataset: str = typer.Argument(..., metavar="DATASET", help="A dataset directory written by `farkle-logs ingest`."),
+    out: str = typer.Option("report.html", "--out", "-o", metavar="FILE",
+                            help="The HTML file to write (replaced if it exists)."),
+    title: Optional[str] = typer.Option(None, "--title", "-t", metavar="TEXT",
+                                        help="The page title (default: from the dataset or game)."),
+    player: Optional[str] = typer.Option(None, "--player", "-p", metavar="NAME",
+                                         help="Only this player's rows, in games they sat in."),
+    rules: Optional[str] = typer.Option(None, "--rules", "-r", metavar="RULES",
+                                        help="Only games played under this ruleset. " + RULES_HELP),
+    since: Optional[dt.datetime] = typer.Option(None, "--since", formats=["%Y-%m-%d"], metavar="YYYY-MM-DD",
+                                                help="Games started on or after this UTC date."),
+    until: Optional[dt.datetime] = typer.Option(None, "--until", formats=["%Y-%m-%d"], metavar="YYYY-MM-DD",
+                                                help="Games started on or before this UTC date."),
     game: Optional[str] = typer.Option(
-        None, "--game", "-g",
+        None, "--game", "-g", metavar="ID",
         help="A dispute view of this game_id: its turn-by-turn timeline leads the page, which covers it only.",
     ),
 ) -> None:
     """Write one HTML page (charts, player table, audit findings) that opens offline by
-    double-click. Exit 1 when DATASET is not a dataset or --game is not in it; 2: bad usage."""
-    from pipeline.report import GameNotFound, write_report
+    double-click.
 
+    Exit 0; 2: bad usage (DATASET missing or not a dataset, a filter or --game that
+    matches no game, an output that cannot be written).
+    """
+    from pipeline.cli.dataset_options import filters_match_or_exit
+    from pipeline.report import GameNotFound, write_report
 
     filters = filters_or_exit(player, rules, since, until)
     ds = dataset_or_exit(dataset)
+    filters_match_or_exit(ds, dataclasses.replace(filters, game=game) if game is not None else filters, rules)
     try:
         path = write_report(ds, out, filters, title=title, game=game)
     except GameNotFound as exc:
-        stderr.print(f"error: {exc}", markup=False)
-        raise typer.Exit(EXIT_DATA)
+        usage_error(str(exc))
     except OSError as exc:
         usage_error(f"cannot write {out}: {exc.strerror or exc}")
     except Exception as exc:  # a damaged Parquet file, a column missing from the contract
-        stderr.print(f"error: cannot build the report over {dataset}: {exc}", markup=False)
+        stderr.print(f"error: cannot build the report over {dataset}: {exc}")
         raise typer.Exit(EXIT_DATA)
     size = path.stat().st_size
-    stdout.print(f"wrote {path.resolve()} ({size / 1e6:.1f} MB)", markup=False)
+    stdout.print(f"wrote {path.resolve()} ({size / 1e6:.1f} MB)")

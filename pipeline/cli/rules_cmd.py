@@ -5,22 +5,25 @@ import json
 from typing import Optional
 
 import typer
-from rich.table import Table
 
 from pipeline.cli.common import RULES_HELP, TextOrJson, rules_or_exit, stdout
-from pipeline.cli.main import app
-from pipeline.rules import BUILTIN_RULESETS
-from pipeline.rules.describe import odds_rows, scoring_rows
-from pipeline.rules.ruleset import BUILTIN_DESCRIPTIONS
-from pipeline.strategy import solve
+from pipeline.cli.main import app, make_app
+from pipeline.cli.text import printable
 
-rules_app = typer.Typer(help="Rulesets: built-ins, knobs, scoring tables and exact farkle odds.", no_args_is_help=True)
-app.add_typer(rules_app, name="rules")
+rules_app = make_app(help="Rulesets: built-ins, knobs, scoring tables and exact farkle odds.")
+app.add_typer(rules_app, name="rules", short_help="Rulesets: built-ins, knobs, scoring tables, odds.")
 
 
 @rules_app.command("list")
-def list_rules(format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f")) -> None:
+def list_rules(
+    format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", metavar="FORMAT", help="text or json."),
+) -> None:
     """The built-in rulesets."""
+    from rich.table import Table
+
+    from pipeline.rules import BUILTIN_RULESETS
+    from pipeline.rules.ruleset import BUILTIN_DESCRIPTIONS
+
     if format is TextOrJson.json:
         stdout.print_json(json.dumps([{"name": n, "description": BUILTIN_DESCRIPTIONS[n]} for n in BUILTIN_RULESETS]))
         return
@@ -28,16 +31,21 @@ def list_rules(format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-
     for name in BUILTIN_RULESETS:
         table.add_row(name, BUILTIN_DESCRIPTIONS[name])
     stdout.print(table)
-    stdout.print('Custom: {"base": "standard", "knob": value, ...} inline, or in a .json/.toml file.', markup=False)
+    stdout.print('Custom: {"base": "standard", "knob": value, ...} inline, or in a .json/.toml file.')
 
 
-@rules_app.command("show")
+@rules_app.command("show", short_help="Knobs, scoring table, exact odds and solved turn.")
 def show_rules(
-    ruleset: Optional[str] = typer.Argument(None, help=RULES_HELP),
-    format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f"),
+    ruleset: Optional[str] = typer.Argument(None, metavar="RULES", help=RULES_HELP + " Default: standard."),
+    format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", metavar="FORMAT", help="text or json."),
 ) -> None:
     """Every knob, the scoring table, the exact farkle odds for 1-6 dice and the solved turn
     (expected turn value, bank thresholds; a single-turn model)."""
+    from rich.table import Table
+
+    from pipeline.rules.describe import odds_rows, scoring_rows
+    from pipeline.strategy import solve
+
     rules = rules_or_exit(ruleset)
     odds = odds_rows(rules)
     strategy = solve(rules).headline()
@@ -61,9 +69,9 @@ def show_rules(
             )
         )
         return
-    knobs = Table("knob", "value", title=f"Ruleset: {rules.name}")
+    knobs = Table("knob", "value", title=printable(f"Ruleset: {rules.name}"))
     for name, value in rules.to_dict().items():
-        knobs.add_row(name, json.dumps(value))
+        knobs.add_row(printable(name), printable(json.dumps(value)))
     scoring = Table("combination (one roll)", "points", title="Scoring")
     for combo, points in scoring_rows(rules):
         if points is None:
@@ -76,11 +84,13 @@ def show_rules(
         odds_table.add_row(str(n), f"{p.numerator}/{p.denominator}", f"{float(p):.2%}", f"{1 / float(p):.1f}" if p else "never")
     for table in (knobs, scoring, odds_table, strategy_table(strategy)):
         stdout.print(table)
-    stdout.print(f"Turn strategy figures: {strategy['model']}.", markup=False)
+    stdout.print(f"Turn strategy figures: {strategy['model']}.")
 
 
-def strategy_table(strategy: dict) -> Table:
+def strategy_table(strategy: dict):
     """Expected turn value and bank thresholds, opened and not, of `Policy.headline()`."""
+    from rich.table import Table
+
     table = Table("", "not opened", "opened", title="Solved turn (single-turn model)")
     ev = strategy["expected_turn_value"]
     table.add_row("expected turn value (6 dice)", f"{ev['not_opened']:,.1f}", f"{ev['opened']:,.1f}")

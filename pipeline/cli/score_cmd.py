@@ -15,16 +15,18 @@ from pipeline.cli.common import (
     usage_error,
 )
 from pipeline.cli.main import app
-from pipeline.rules import best_keep, keep_of, scoring_dice
 
 
-@app.command()
+@app.command(short_help="What a keep is worth, and its best split.")
 def score(
-    dice: List[int] = typer.Argument(..., help="The kept dice, e.g. 1 1 1 5 (more than six to score a union)."),
-    rules: Optional[str] = typer.Option(None, "--rules", "-r", help=RULES_HELP),
-    format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", help="text or json"),
+    dice: List[int] = typer.Argument(..., metavar="DIE...",
+                                     help="The kept dice, e.g. 1 1 1 5 (more than six to score a union)."),
+    rules: Optional[str] = typer.Option(None, "--rules", "-r", metavar="RULES", help=RULES_HELP),
+    format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", metavar="FORMAT", help="text or json."),
 ) -> None:
     """Score a keep with the best split. Exit 1 when not every die can score."""
+    from pipeline.rules import best_keep, keep_of
+
     bad = [d for d in dice if not 1 <= d <= 6]
     if bad:
         usage_error(f"dice must be 1..6, got {', '.join(map(str, bad))}")
@@ -53,7 +55,7 @@ def score(
     else:
         shown = " ".join(map(str, sorted(dice)))
         if keep is not None:
-            stdout.print(f"{shown}: {keep.points} = {keep.breakdown}  [{ruleset.name}]", markup=False)
+            stdout.print(f"{shown}: {keep.points} = {keep.breakdown}  [{ruleset.name}]")
         else:
             why = (
                 f"{' '.join(map(str, non_scoring))} score nothing"
@@ -65,12 +67,15 @@ def score(
                 if best
                 else "no die scores: as a roll this is a farkle"
             )
-            stdout.print(f"{shown}: not a legal keep, {why}; {advice}  [{ruleset.name}]", markup=False)
+            stdout.print(f"{shown}: not a legal keep, {why}  [{ruleset.name}]")
+            stdout.line(advice, indent="  ")
     if keep is None:
         raise typer.Exit(EXIT_DATA)
 
 
 def _non_scoring(dice: list[int], ruleset) -> list[int]:
+    from pipeline.rules import scoring_dice
+
     usable = list(scoring_dice(dice, ruleset))
     rest = []
     for die in sorted(dice):

@@ -9,26 +9,39 @@ import typer
 
 from pipeline.cli.common import RULES_HELP, progress_bar, rules_or_exit, stderr, usage_error
 from pipeline.cli.main import app
-from pipeline.model import FINDING_CODES
-from pipeline.simulate import BOT_NAMES, DEFAULT_BOTS, INJECTABLE, NOT_INJECTABLE, parse_players, simulate
-from pipeline.simulate.game import SimulationError
 
 
-@app.command("simulate")
+# The bots' names, written out so that --help needs no import of the simulator;
+# tests/test_cli_conventions.py checks they are pipeline.simulate.BOT_NAMES.
+BOTS_HELP = "threshold, cautious, greedy, keep_all, keep_min, optimal"
+
+
+@app.command("simulate", short_help="Bots play complete games, written as a JSONL log.")
 def simulate_cmd(
-    games: int = typer.Option(..., "--games", "-n", help="Number of games to play."),
-    players: str = typer.Option("2-4", "--players", "-p", help="Players per game: a number or a range such as 2-6 (drawn per game)."),
-    rules: Optional[List[str]] = typer.Option(None, "--rules", "-r", help=RULES_HELP + " Repeat to mix rulesets across games."),
-    seed: Optional[int] = typer.Option(None, "--seed", "-s", help="Seed (>= 0): same seed, same bytes. Default: a random seed, printed on stderr."),
-    out: str = typer.Option("-", "--out", "-o", help="Output file (.gz: gzip) or - for stdout."),
-    tables: int = typer.Option(1, "--tables", help="Games in play at once; their lines interleave by time (1: one game after another)."),
-    inject: float = typer.Option(0.0, "--inject", help="Share of games (0..1) that get one planted error."),
-    inject_codes: Optional[str] = typer.Option(None, "--inject-codes", help="Comma-separated finding codes to plant (default: all injectable)."),
-    manifest: Optional[str] = typer.Option(None, "--manifest", help="Write the planted errors' ground truth here (JSONL; CSV if it ends in .csv)."),
-    bots: Optional[str] = typer.Option(None, "--bots", help=f"Comma-separated bot strategies to draw from: {', '.join(BOT_NAMES)} (default: all but optimal)."),
+    games: int = typer.Option(..., "--games", "-n", metavar="N", help="Number of games to play."),
+    players: str = typer.Option("2-4", "--players", "-p", metavar="N|LO-HI",
+                                help="Players per game: a number or a range such as 2-6 (drawn per game)."),
+    rules: Optional[List[str]] = typer.Option(None, "--rules", "-r", metavar="RULES",
+                                              help=RULES_HELP + " Repeat to mix rulesets across games."),
+    seed: Optional[int] = typer.Option(None, "--seed", "-s", metavar="N",
+                                       help="Seed (>= 0): same seed, same bytes. Default: a random seed, printed on stderr."),
+    out: str = typer.Option("-", "--out", "-o", metavar="FILE", help="Output file (.gz: gzip) or - for stdout."),
+    tables: int = typer.Option(1, "--tables", metavar="N",
+                               help="Games in play at once; their lines interleave by time (1: one game after another)."),
+    inject: float = typer.Option(0.0, "--inject", metavar="SHARE", help="Share of games (0..1) that get one planted error."),
+    inject_codes: Optional[str] = typer.Option(None, "--inject-codes", metavar="CODE,...",
+                                               help="Comma-separated finding codes to plant (default: all injectable)."),
+    manifest: Optional[str] = typer.Option(None, "--manifest", metavar="FILE",
+                                           help="Write the planted errors' ground truth here (JSONL; CSV if it ends in .csv)."),
+    bots: Optional[str] = typer.Option(None, "--bots", metavar="BOT,...",
+                                       help=f"Comma-separated bot strategies to draw from: {BOTS_HELP} (default: all but optimal)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
 ) -> None:
     """Play complete games with bots and write them as a JSONL log (see docs/simulate.md)."""
+    from pipeline.model import FINDING_CODES
+    from pipeline.simulate import BOT_NAMES, DEFAULT_BOTS, INJECTABLE, NOT_INJECTABLE, parse_players, simulate
+    from pipeline.simulate.game import SimulationError
+
     if games < 0:
         usage_error("--games must be >= 0")
     if tables < 1:
@@ -40,7 +53,7 @@ def simulate_cmd(
     rulesets = [rules_or_exit(r) for r in rules] if rules else [rules_or_exit(None)]
     if seed is None:
         seed = int.from_bytes(os.urandom(4), "big")
-        stderr.print(f"seed: {seed} (pass --seed {seed} to repeat this run)", markup=False)
+        stderr.print(f"seed: {seed} (pass --seed {seed} to repeat this run)")
     elif seed < 0:
         usage_error("--seed must be >= 0")
     if not 0.0 <= inject <= 1.0:
@@ -93,7 +106,7 @@ def simulate_cmd(
     elapsed = time.perf_counter() - started
     if inject_codes is not None:  # asked for by name: say why it is missing from the manifest
         for code, why in summary.unavailable.items():
-            stderr.print(f"warning: {code} not injected: {why}", markup=False)
+            stderr.print(f"warning: {code} not injected: {why}")
     if quiet:
         return
     rate = summary.events / elapsed if elapsed > 0 else 0.0

@@ -8,9 +8,8 @@ import sys
 from typing import TYPE_CHECKING, List, Optional
 
 import typer
-from rich.table import Table
 
-from pipeline.cli.common import EXIT_DATA, RULES_HELP, stderr, stdout, usage_error
+from pipeline.cli.common import EXIT_DATA, RULES_HELP, note, stderr, stdout, usage_error
 from pipeline.cli.main import app
 from pipeline.cli.dataset_options import dataset_or_exit, filters_or_exit
 
@@ -80,8 +79,8 @@ TEXT_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("mean_loss", "mean loss"), ("optimal_share", "optimal"),
     ],
     "blunders": [
-        ("game_id", "game"), ("seq", "seq"), ("kind", "choice"), ("points", "turn pts"), ("dice", "dice"),
-        ("roll", "roll"), ("made", "made"), ("best", "best"), ("loss", "loss"),
+        ("game_id", "game"), ("seq", "seq"), ("points", "turn pts"), ("situation", "kept from / dice left"),
+        ("made", "made"), ("best", "best"), ("loss", "loss"),
     ],
 }
 TEXT_BLUNDERS = 25  # blunders shown on a terminal, worst first
@@ -89,27 +88,43 @@ PERCENT_COLUMNS = {"bust_rate", "wilson_lo", "wilson_hi", "exact_rate", "share",
                    "farkle_rate_after_roll", "win_rate", "optimal_share"}
 
 
-@app.command()
+@app.command(short_help="Player statistics of a dataset against the exact odds.")
 def stats(
-    dataset: str = typer.Argument(..., help="A dataset directory written by `farkle-logs ingest`."),
-    player: Optional[str] = typer.Option(None, "--player", "-p", help="Only this player's rows, in games they sat in."),
-    rules: Optional[str] = typer.Option(None, "--rules", "-r", help="Only games played under this ruleset. " + RULES_HELP),
-    since: Optional[dt.datetime] = typer.Option(None, "--since", formats=["%Y-%m-%d"], help="Games started on or after this UTC date (YYYY-MM-DD)."),
-    until: Optional[dt.datetime] = typer.Option(None, "--until", formats=["%Y-%m-%d"], help="Games started on or before this UTC date (YYYY-MM-DD)."),
-    game: Optional[str] = typer.Option(None, "--game", "-g", help="Only this game_id."),
-    format: StatsFormat = typer.Option(StatsFormat.text, "--format", "-f", help="text (tables), json or csv (one table)."),
+    dataset: str = typer.Argument(..., metavar="DATASET", help="A dataset directory written by `farkle-logs ingest`."),
+    player: Optional[str] = typer.Option(None, "--player", "-p", metavar="NAME",
+                                         help="Only this player's rows, in games they sat in."),
+    rules: Optional[str] = typer.Option(None, "--rules", "-r", metavar="RULES",
+                                        help="Only games played under this ruleset. " + RULES_HELP),
+    since: Optional[dt.datetime] = typer.Option(None, "--since", formats=["%Y-%m-%d"], metavar="YYYY-MM-DD",
+                                                help="Games started on or after this UTC date."),
+    until: Optional[dt.datetime] = typer.Option(None, "--until", formats=["%Y-%m-%d"], metavar="YYYY-MM-DD",
+                                                help="Games started on or before this UTC date."),
+    game: Optional[str] = typer.Option(None, "--game", "-g", metavar="ID", help="Only this game_id."),
+    format: StatsFormat = typer.Option(StatsFormat.text, "--format", "-f", metavar="FORMAT",
+                                       help="text (tables), json or csv (one table)."),
     section: Optional[List[str]] = typer.Option(
-        None, "--section", "-s",
+        None, "--section", "-s", metavar="SECTION",
         help="bust, turns, decisions, players, dice, decisions-quality, or a table name (repeatable; "
              "default: all but decisions-quality, which solves each ruleset and judges every choice).",
     ),
     blunder_threshold: float = typer.Option(
-        150.0, "--blunder-threshold", min=0.0,
+        150.0, "--blunder-threshold", min=0.0, metavar="POINTS",
         help="decisions-quality: a choice giving up more than this many expected points is a blunder.",
     ),
+    all_rows: bool = typer.Option(
+        False, "--all",
+        help=f"Text: every row of every table. By default decisions-quality shows its summary per player "
+             f"and the worst {TEXT_BLUNDERS} blunders (with --player, also that player's situations); "
+             "json and csv always hold every row.",
+    ),
 ) -> None:
-    """Bust rates against the exact odds, turn value, bank-or-roll choices, player summaries
-    and dice fairness. Exit 1 when DATASET is missing or not a farkle-logs dataset."""
+    """Bust rates against the exact odds, turn value, bank-or-roll choices, player summaries,
+    dice fairness and decision quality.
+
+    Exit 0; 2: bad usage (DATASET missing or not a farkle-logs dataset, a filter that
+    matches no game).
+    """
+    from pipeline.cli.dataset_options import filters_match_or_exit
     from pipeline.stats import DEFAULT_SECTIONS, SECTIONS, TABLE_NAMES, compute
     from pipeline.strategy.solver import MODEL_NOTE
 
@@ -120,14 +135,15 @@ def stats(
         )
     filters = filters_or_exit(player, rules, since, until, game)
     ds = dataset_or_exit(dataset)
+    filters_match_or_exit(ds, filters, rules)
     try:
         tables = compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold)
     except Exception as exc:  # a damaged Parquet file, a column missing from the contract
-        stderr.print(f"error: cannot compute stats over {dataset}: {exc}", markup=False)
+        stderr.print(f"error: cannot compute stats over {dataset}: {exc}")
         raise typer.Exit(EXIT_DATA)
     tables = {name: tables[name] for name in wanted_tables}
     if all(t.num_rows == 0 for t in tables.values()):
-        stderr.print("note: no rows match these filters", markup=False)
+        note("no rows match these filters")
     if format is StatsFormat.json:
         payload = {
             "dataset": str(dataset),
@@ -140,11 +156,16 @@ def stats(
     elif format is StatsFormat.csv:
         _write_csv(next(iter(tables.values())))
     else:
+        named = set(section or [])
         for name, table in tables.items():
-            stdout.print(_rich_table(name, table))
+            if name == "decision_loss_by_state" and not (all_rows or player or name in named):
+                note("decisions-quality by situation (kind of choice, dice, turn points): "
+                     "--section decision_loss_by_state, or --all")
+                continue
+            _print_text_table(name, table, all_rows=all_rows or name in named, player=player)
         if MODEL_TABLES & set(tables):
-            stdout.print(f"note: {MODEL_NOTE}; blunder = loss above {blunder_threshold:g} points. "
-                         "Choices whose state is not valid (findings in the turn) are not judged.", markup=False)
+            stdout.line(f"note: {MODEL_NOTE}; blunder = loss above {blunder_threshold:g} points. "
+                        "Choices whose state is not valid (findings in the turn) are not judged.", indent="  ")
 
 
 def _selection(chosen: list[str], sections: dict[str, tuple[str, ...]], names: tuple[str, ...]) -> tuple[list[str], list[str]]:
@@ -192,17 +213,44 @@ def _cell(column: str, value: object) -> str:
     return str(value)
 
 
-def _rich_table(name: str, table: pa.Table) -> Table:
-    columns = TEXT_COLUMNS[name]
-    out = Table(title=TITLES[name], title_justify="left")
-    out.add_column("player")
-    for _, header in columns:
-        out.add_column(header, justify="right")
+def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str | None) -> None:
+    """One stats table as text that fits the terminal: split into parts side by side if
+    it is wider, never a number cut; long tables are cut only where the caption says so."""
+    from pipeline.cli.text import fitted_tables
+
     rows = table.to_pylist()
-    if name == "blunders" and len(rows) > TEXT_BLUNDERS:
-        out.caption = f"the worst {TEXT_BLUNDERS} of {len(rows):,} (json and csv have them all)"
+    notes: list[str] = []
+    if name == "decision_loss_by_state" and not all_rows:
+        kept = [r for r in rows if r["scope"] != "player" or r["player"] == player]
+        if len(kept) < len(rows):
+            notes.append(f"{len(rows) - len(kept):,} rows of single players left out: --player NAME for one, "
+                         "--all for every row (json and csv have them all)")
+        rows = kept
+    if name == "blunders" and len(rows) > TEXT_BLUNDERS and not all_rows:
+        notes.append(f"the worst {TEXT_BLUNDERS} of {len(rows):,} blunders (--all, json and csv have them all)")
         rows = rows[:TEXT_BLUNDERS]
+    if name == "player_summary":
+        notes += _wins_note(rows)
+    columns = TEXT_COLUMNS[name]
+    if name == "blunders":  # one column says what was judged: the roll kept from, or the dice left
+        rows = [{**r, "situation": r["roll"] if r["kind"] == "keep" else f"{r['dice']} dice left"} for r in rows]
+    shown = []
     for row in rows:
-        who = row["player"] if row["scope"] == "player" else "all"
-        out.add_row(who, *(_cell(col, row[col]) for col, _ in columns))
-    return out
+        cells = {"player": row["player"] if row["scope"] == "player" else "all"}
+        cells.update({col: _cell(col, row[col]) for col, _ in columns})
+        shown.append(cells)
+    numbers = {col for col, _ in columns if not rows or not isinstance(rows[0][col], str)}
+    stdout.line(TITLES[name], indent="  ")
+    for part in fitted_tables(("player", "player"), columns, shown, stdout.width, right=numbers):
+        stdout.print(part)
+    for text in notes:
+        stdout.line(f"note: {text}", indent="  ")
+
+
+def _wins_note(rows: list[dict]) -> list[str]:
+    """Ties count a win for each tied player, so wins can add up to more than the games."""
+    overall = next((r for r in rows if r["scope"] != "player"), None)
+    if overall and overall["wins"] is not None and overall["games"] is not None and overall["wins"] > overall["games"]:
+        return [f"wins add up to {overall['wins']:,} over {overall['games']:,} games: a tied game counts as a win "
+                "for each tied player"]
+    return []

@@ -132,7 +132,18 @@ def _sub_keys() -> dict[int, frozenset[int]]:
     return out
 
 
-SUB_KEYS: dict[int, frozenset[int]] = _sub_keys()
+@lru_cache(maxsize=1)
+def sub_keys() -> dict[int, frozenset[int]]:
+    """The sub-multiset keys, built on first use (about 0.1 s: not at import, so commands
+    that never replay, such as `score` or `--help`, do not pay for them)."""
+    return _sub_keys()
+
+
+def __getattr__(name: str):
+    """`SUB_KEYS` stays importable by name (`from pipeline.rules.table import SUB_KEYS`)."""
+    if name == "SUB_KEYS":
+        return sub_keys()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @lru_cache(maxsize=32)
