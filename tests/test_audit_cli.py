@@ -17,7 +17,12 @@ SHORT = {"base": "standard", "target": 1000}
 
 
 def run(*args, input=None):
-    return runner.invoke(app, ["audit", *map(str, args)], input=input)
+    return runner.invoke(app, ["audit", *map(str, args)], input=input, env={"COLUMNS": "80"})
+
+
+def flat(text: str) -> str:
+    """Text output with its line wrapping undone (it wraps to the terminal's width)."""
+    return " ".join(text.split())
 
 
 def full_game() -> Log:
@@ -40,7 +45,7 @@ def write(path: Path, log: Log, lines=None) -> Path:
 def test_clean_game_exits_0_and_says_so(tmp_path):
     result = run(write(tmp_path / "a.jsonl", full_game()))
     assert result.exit_code == 0, result.output
-    assert "1 games, 13 events: 1 clean, 0 with findings; 0 errors" in result.output
+    assert "1 game, 13 events: 1 clean, 0 with findings; 0 errors, 0 warnings" in result.output
 
 
 def test_game_split_across_a_plain_and_a_gzip_file_is_replayed_whole(tmp_path):
@@ -159,9 +164,15 @@ def test_text_output_shows_timeline_and_result(tmp_path):
     result = run(write(tmp_path / "a.jsonl", log))
     assert result.exit_code == 1
     out = result.output
-    assert "kept 5 from the roll [5,2,3,4] and counted it with the 5,5 kept at seq 3" in out
+    assert "kept 5 from the roll [5,2,3,4] and counted it with the 5,5 kept at seq 3" in flat(out)
     assert "5 2 3 4" in out and "cross_roll_meld" in out
-    assert "winner claimed: ana; by the dice: ana" in out
+    # target 1000: ana claimed 1100, but her dice were worth 750, so by the dice nobody has
+    # won yet, and the text must not call ana the winner "by the dice" of a finished game
+    assert "  winner claimed: ana\n" in out
+    assert ("by the dice nobody reached the target of 1,000: the game was not over (ana leads with 750)"
+            in flat(out))
+    assert "winner by the dice" not in out
+    assert max(len(line) for line in out.splitlines()) <= 80
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in GOLDEN.glob("*.jsonl")))

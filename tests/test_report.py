@@ -292,7 +292,9 @@ def test_cli_game_view(dataset, tmp_path):
 @pytest.mark.parametrize(
     "args, code, message",
     [
-        (["--game", "nope"], 1, "no game 'nope'"),
+        (["--game", "nope"], 2, "no game 'nope'"),
+        (["--game", "g22"], 2, "no game 'g22' in dataset"),
+        (["--player", "bob"], 2, "(did you mean bo?)"),
         (["--since", "2026-03-05", "--until", "2026-03-01"], 2, "is after --until"),
         (["--rules", "no-such-rules"], 2, "error"),
     ],
@@ -307,5 +309,5 @@ def test_cli_errors(dataset, tmp_path, args, code, message):
 
 def test_cli_not_a_dataset(tmp_path):
     result = runner.invoke(app, ["report", str(tmp_path / "missing"), "-o", str(tmp_path / "x.html")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad usage, as the README promises
     assert "no such dataset" in result.output

@@ -81,16 +81,16 @@ def test_text_tables(tiny):
     assert "banked" in result.stdout
 
 
-def test_missing_dataset_exits_1(tmp_path):
+def test_missing_dataset_is_bad_usage(tmp_path):
     result = run(tmp_path / "nope")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # README: a missing dataset or file is bad usage
     assert "no such dataset" in result.stderr
 
 
-def test_foreign_directory_exits_1(tmp_path):
+def test_foreign_directory_is_bad_usage(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     result = run(tmp_path)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "not a farkle-logs dataset" in result.stderr
 
 
@@ -102,11 +102,23 @@ def test_unknown_section_and_bad_dates_are_usage_errors(tiny):
     assert run(tiny, "--rules", "nonsense").exit_code == 2
 
 
-def test_no_matching_rows_says_so(tiny):
-    result = run(tiny, "--player", "nobody", "-f", "json")
-    assert result.exit_code == 0
-    assert "no rows match" in result.stderr
-    assert all(rows == [] for rows in json.loads(result.stdout)["tables"].values())
+@pytest.mark.parametrize("args, message", [
+    (("--player", "nobody"), "no player 'nobody' in dataset {ds}\n"),
+    (("--player", "anna"), "no player 'anna' in dataset {ds} (did you mean ana?)\n"),
+    (("--game", "g11"), "no game 'g11' in dataset {ds} (did you mean g1?)\n"),
+    (("--game", "G2"), "no game 'G2' in dataset {ds} (did you mean g2?)\n"),
+    (("--rules", "playmonster"), "no game in dataset {ds} was played under the ruleset 'playmonster' "
+                                 "(knob for knob); its games were played under: custom (base standard), standard\n"),
+    (("--player", "bo", "--game", "g2"), "no game in dataset {ds} matches --game g2 with --player bo together\n"),
+    (("--since", "2027-01-01"), "no game in dataset {ds} matches --since 2027-01-01; its games started from "
+                                "2026-01-10 to 2026-02-05 (UTC)\n"),
+])
+def test_a_filter_that_matches_no_game_is_bad_usage_and_suggests(tiny, args, message):
+    for fmt in ("text", "json"):
+        result = run(tiny, *args, "-f", fmt)
+        assert result.exit_code == 2, result.output
+        assert result.stdout == ""
+        assert " ".join(result.stderr.split()) == " ".join(("error: " + message.format(ds=tiny)).split())
 
 
 # ---- open_dataset ----------------------------------------------------------------------------
