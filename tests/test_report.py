@@ -155,7 +155,8 @@ def test_page_names_every_section_in_order(page, game_page):
     doc = Tags(page)
     assert doc.h2 == [title for key, title in SECTIONS.items() if key != "dispute"]
     assert [a["id"] for a in doc.all("section")] == [key for key in SECTIONS if key != "dispute"]
-    assert Tags(game_page).h2 == list(SECTIONS.values())
+    # a dispute page is about its game: no population charts (bust rates, dice faces, ...)
+    assert Tags(game_page).h2 == ["Overview", "Dispute view", "Decision quality", "Players"]
     for key in SECTIONS:
         if key != "dispute":
             assert f'href="#{key}"' in page
@@ -188,7 +189,7 @@ def test_disputed_game_is_listed_and_linked_to_its_details(page):
     assert '<a href="#game-1">g2</a>' in page
     details = re.search(r'<details class="game" id="game-1">(.*?)</details>', page, re.S).group(1)
     assert "scoring_error" in details
-    assert "claimed 200, worth 100" in details
+    assert 'claimed <span class="wrong">200</span>, <span class="worth">worth 100</span>' in details
     assert '<span class="wrong">1,300</span> → 1,200' in details  # ana's final total
     assert "--game g2" in details  # how to get the whole timeline
 
@@ -198,7 +199,9 @@ def test_dispute_view_is_the_whole_game_with_the_finding_highlighted(game_page):
     rows = re.findall(r"<tr class=\"(\w*)\" id=\"g2-seq-\d+\">", view)
     assert rows == ["", "", "error", ""]  # four turns, the third has the finding
     flagged = re.search(r'<tr class="error".*?</tr>', view, re.S).group(0)
-    assert "1 2 3 4 6 6 → kept <b>1</b>: claimed 200, worth 100" in flagged
+    # the claim is struck through, what the dice were worth is not
+    assert ('1 2 3 4 6 6 → kept <b>1</b>: claimed <span class="wrong">200</span>, '
+            '<span class="worth">worth 100</span>') in flagged
     assert '<span class="wrong">700</span> → 600' in flagged  # the turn's points
     assert '<span class="wrong">1,300</span> → 1,200' in flagged  # the banked total
     assert "scoring_error" in flagged
@@ -208,10 +211,13 @@ def test_dispute_view_is_the_whole_game_with_the_finding_highlighted(game_page):
 
 
 def test_filters_that_match_nothing_still_give_a_page(dataset):
+    """The library still writes a page (the CLI refuses such filters with exit 2): it says
+    there are no games and draws no empty chart."""
     text = build_report(dataset, Filters(since=dt.date(2030, 1, 1)), generated=GENERATED)
-    assert "No games match these filters" in text
+    assert "No games match these filters, so there is nothing to chart." in text
     assert "<b>Period covered:</b> no games." in text
-    assert Tags(text).h2 == [title for key, title in SECTIONS.items() if key != "dispute"]
+    assert Tags(text).h2 == ["Overview"]
+    assert "<figure" not in text
 
 
 def test_player_filter_and_title(dataset):
@@ -311,3 +317,55 @@ def test_cli_not_a_dataset(tmp_path):
     result = runner.invoke(app, ["report", str(tmp_path / "missing"), "-o", str(tmp_path / "x.html")])
     assert result.exit_code == 2  # bad usage, as the README promises
     assert "no such dataset" in result.output
+
+
+def test_wins_over_games_are_explained_where_they_are_shown(tmp_path):
+    """Two games, one of them a tie: 3 wins over 2 games, said under the players table."""
+    from tests.gamelog import Log
+
+    short = {"base": "standard", "target": 1000}
+    won = Log(game_id="w", rules=short).opening_turn("ana").opening_turn("bo").opening_turn("ana", 600)
+    won.bust("bo").end("ana", {"ana": 1200, "bo": 600})
+    tie = Log(game_id="t", rules=short).opening_turn("ana").opening_turn("bo")
+    tie.opening_turn("ana", 600).opening_turn("bo", 600).end(["ana", "bo"], {"ana": 1200, "bo": 1200})
+    logs = tmp_path / "logs.jsonl"
+    logs.write_text("\n".join(won.lines + tie.lines) + "\n")
+    ingest([str(logs)], tmp_path / "ds")
+    text = build_report(tmp_path / "ds", generated=GENERATED)
+    assert ('<p class="note ties">Wins add up to 3 over 2 games: a tied game counts as a win for each tied '
+            "player.</p>") in text
+
+
+def test_dispute_chart_shows_the_claim_on_top_and_keeps_markers_inside():
+    turns = pa.Table.from_pylist([
+        {"position": i, "player": p, "turn": (i + 1) // 2, "outcome": "bank", "claimed_points": 300,
+         "corrected_points": 300, "claimed_total": total, "corrected_total": 300 * ((i + 1) // 2),
+         "codes": "scoring_error" if i == 4 else ""}
+        for i, (p, total) in enumerate([("ana", 300), ("bo", 300), ("ana", 600), ("bo", 1000)], start=1)
+    ])
+    spec = charts.dispute_totals(turns).to_dict()
+    by_dice, claimed, diamonds = spec["layer"]
+    calc = lambda layer: layer["transform"][0]["calculate"]  # noqa: E731
+    assert calc(by_dice) == "'by the dice'" and calc(claimed) == "'claimed'"  # the claim is drawn last, on top
+    assert by_dice["mark"]["opacity"] < 1 == claimed["mark"]["opacity"]
+    x, y = diamonds["encoding"]["x"]["scale"], diamonds["encoding"]["y"]["scale"]
+    # the last turn (4) carries a finding: its diamond sits inside the plot, not on its edge
+    assert x["domainMin"] < 1 and x["domainMax"] > 4 and y["domainMax"] > 1000
+    # every player's final totals reach the right edge
+    data = spec["data"]["values"]
+    assert sorted((r["player"], r["claimed_total"]) for r in data if r["position"] == 5) == [("ana", 600), ("bo", 1000)]
+
+
+def test_findings_outside_any_game_are_counted_apart(tmp_path):
+    """The findings tile must agree with the games' counts below it: a line of no game is
+    counted in the total and said to be in no game, not added to 'N errors in M games'."""
+    logs = tmp_path / "logs.jsonl"
+    logs.write_text("\n".join(disputed_game().lines + ["{not json"]) + "\n")
+    ingest([str(logs)], tmp_path / "ds")
+    text = build_report(tmp_path / "ds", generated=GENERATED)
+    tile = re.search(r'data-figure="findings">.*?<div class="value">([^<]*)</div><div class="sub">([^<]*)</div>',
+                     text, re.S)
+    assert tile.groups() == ("2", "2 errors; 1 in no game")
+    assert "so the games' findings add up to 1." in text
+    disputed = re.search(r"<h3>Most disputed games</h3>.*?</table>", text, re.S).group(0)
+    assert re.findall(r"<td>(\d+)</td><td class=\"text\">", disputed) == ["1"]

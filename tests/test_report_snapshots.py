@@ -61,12 +61,14 @@ def codes_table(shift: int = 0) -> pa.Table:
 
 
 def periods_table(shift: int = 0) -> pa.Table:
+    axis = {"axis_start": "2026-02-27", "axis_end": f"2026-03-{10 + shift:02d}"}
     return scoped([
         {"unit": "day", "period": "2026-03-01", "period_end": "2026-03-02", "code": "scoring_error",
-         "severity": "error", "findings": 2 + shift},
+         "severity": "error", "findings": 2 + shift, **axis},
         {"unit": "day", "period": "2026-03-04", "period_end": "2026-03-05", "code": "bank_mismatch",
-         "severity": "error", "findings": 1},
-        {"unit": "day", "period": None, "period_end": None, "code": "bad_json", "severity": "error", "findings": 1},
+         "severity": "error", "findings": 1, **axis},
+        {"unit": "day", "period": None, "period_end": None, "code": "bad_json", "severity": "error", "findings": 1,
+         **axis},
     ])
 
 

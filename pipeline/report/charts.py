@@ -74,6 +74,24 @@ def _title(text: str, subtitle: str) -> alt.Title:
     return alt.Title(text, subtitle=subtitle, anchor="start")
 
 
+def count_axis(top: int, max_ticks: int = 8) -> alt.Axis:
+    """An axis for counts: whole numbers only, at most `max_ticks` + 1 of them, from 0 to at
+    least `top`. (Vega's own ticks for a domain such as [0, 2] are 0, 0.5, 1, ... and a ",d"
+    format turns them into 0 1 1 1 2 2.)"""
+    top = max(int(top), 1)
+    step = 1
+    while top / step > max_ticks:
+        step = next(s * 10 ** k for k in range(0, 12) for s in (1, 2, 5) if s * 10 ** k > step)
+    ticks = list(range(0, top + step, step))
+    return alt.Axis(values=ticks, format=",d")
+
+
+def count_scale(top: int, max_ticks: int = 8) -> alt.Scale:
+    """The scale matching `count_axis`: 0 to the last tick, so the top tick is drawn. (Bounds
+    that follow the data are domainMin/domainMax, which spec_skeleton leaves out.)"""
+    return alt.Scale(domainMin=0, domainMax=count_axis(top, max_ticks).values[-1], nice=False)
+
+
 # --------------------------------------------------------------------------- bust rate
 def bust_rate(table: pa.Table, players: list[str]) -> alt.LayerChart:
     """Observed farkle rate by dice thrown, with its 95 % Wilson interval, against the exact
@@ -269,9 +287,10 @@ def players_by_loss(table: pa.Table, players: list[str]) -> alt.Chart:
 def findings_by_code(table: pa.Table) -> alt.Chart:
     """Audit findings per code, coloured by severity (report table findings_by_code)."""
     rows = _rows(table, ["code", "severity", "findings", "games", "players"])
+    top = max((r["findings"] for r in rows), default=1)
     return alt.Chart(alt.Data(values=rows)).mark_bar().encode(
         y=alt.Y("code:N", title="Finding code", sort="-x"),
-        x=alt.X("findings:Q", title="Findings (count)", axis=alt.Axis(format=",d", tickMinStep=1)),
+        x=alt.X("findings:Q", title="Findings (count)", axis=count_axis(top), scale=count_scale(top)),
         color=alt.Color("severity:N", title="Severity",
                         scale=alt.Scale(domain=list(SEVERITY_COLORS), range=list(SEVERITY_COLORS.values())),
                         legend=alt.Legend(orient="top")),
@@ -290,32 +309,57 @@ def findings_by_code(table: pa.Table) -> alt.Chart:
 
 
 PERIOD_TITLES = {
-    "day": "Day the game started (UTC)",
-    "week": "Week the game started (UTC, weeks start on Monday)",
-    "month": "Month the game started (UTC)",
+    "hour": "Hour of the finding (UTC)",
+    "day": "Day of the finding (UTC)",
+    "week": "Week of the finding (UTC, weeks start on Monday)",
+    "month": "Month of the finding (UTC)",
 }
-PERIOD_FORMATS = {"day": "%Y-%m-%d", "week": "%Y-%m-%d", "month": "%b %Y"}
+PERIOD_FORMATS = {"hour": "%b %d %H:%M", "day": "%Y-%m-%d", "week": "%Y-%m-%d", "month": "%b %Y"}
+PERIOD_SECONDS = {"hour": 3600, "day": 86400, "week": 7 * 86400, "month": 30.44 * 86400}
+
+
+def _instant(text: str) -> dt.datetime:
+    """A period bound of findings_by_period ('YYYY-MM-DD' or 'YYYY-MM-DDTHH:00:00Z'), UTC."""
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=dt.timezone.utc)
+
+
+def _millis(moment: dt.datetime) -> int:
+    """A time scale bound: milliseconds since the epoch (what Vega's time scales hold)."""
+    return round(moment.timestamp() * 1000)
 
 
 def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
     """Audit findings per period, stacked by code (report table findings_by_period; rows
-    with no period are left out). `unit` is the table's period: day, week or month; each bar
-    spans its period, from `period` to `period_end` (UTC dates)."""
+    with no period are left out). `unit` is the table's period: hour, day, week or month,
+    chosen in SQL from the span the games cover; each bar spans its period, from `period`
+    to `period_end`, and the time axis spans the whole covered span (`axis_start` to
+    `axis_end`), so a day of games is shown by the hour and a burst of findings shows
+    where it falls, instead of one bar filling the chart."""
     dated = table.filter(pc.is_valid(table["period"]))
     rows = _rows(dated, ["period", "period_end", "code", "findings"])
+    scale = alt.Scale(type="utc")
     axis = alt.Axis(format=PERIOD_FORMATS[unit], labelAngle=-40)
-    if unit in ("day", "month"):  # one tick per period (or every few), never between two
-        periods = 1
-        if dated.num_rows:
-            first = dt.date.fromisoformat(pc.min(dated["period"]).as_py())
-            last = dt.date.fromisoformat(pc.max(dated["period_end"]).as_py())
-            periods = (last - first).days if unit == "day" else (last.year - first.year) * 12 + last.month - first.month
-        axis = alt.Axis(format=PERIOD_FORMATS[unit], labelAngle=-40,
-                        tickCount=alt.TimeIntervalStep(interval=unit, step=max(1, -(-periods // 16))))
+    if dated.num_rows:
+        start, end = dated["axis_start"][0].as_py(), dated["axis_end"][0].as_py()
+        scale = alt.Scale(type="utc", domainMin=_millis(_instant(start)), domainMax=_millis(_instant(end)),
+                          nice=False)
+        periods = max(1, round((_instant(end) - _instant(start)).total_seconds() / PERIOD_SECONDS[unit]))
+        step = max(1, -(-periods // 12))  # at most about 12 labels
+        if unit == "hour":  # Vega's tick intervals fail on "hour": the ticks are given outright
+            first = _millis(_instant(start))
+            ticks = [first + i * 3_600_000 for i in range(0, periods + 1, step)]
+            axis = alt.Axis(format=PERIOD_FORMATS[unit], labelAngle=-40, values=ticks)
+        else:
+            axis = alt.Axis(format=PERIOD_FORMATS[unit], labelAngle=-40,
+                            tickCount=alt.TimeIntervalStep(interval=unit, step=step))
+    per_period: dict[str, int] = {}
+    for row in rows:
+        per_period[row["period"]] = per_period.get(row["period"], 0) + row["findings"]
+    top = max(per_period.values(), default=1)
     return alt.Chart(alt.Data(values=rows)).mark_bar(stroke="white", strokeWidth=0.5).encode(
-        x=alt.X("period:T", title=PERIOD_TITLES[unit], scale=alt.Scale(type="utc"), axis=axis),
+        x=alt.X("period:T", title=PERIOD_TITLES[unit], scale=scale, axis=axis),
         x2="period_end:T",
-        y=alt.Y("sum(findings):Q", title="Findings (count)", axis=alt.Axis(format=",d", tickMinStep=1)),
+        y=alt.Y("sum(findings):Q", title="Findings (count)", axis=count_axis(top, 5), scale=count_scale(top, 5)),
         color=alt.Color("code:N", title="Finding code", scale=alt.Scale(scheme="tableau20")),
         tooltip=[
             alt.Tooltip("period:N", title=f"{unit} from (UTC)"),
@@ -325,7 +369,8 @@ def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
     ).properties(
         width=WIDTH,
         height=220,
-        title=_title("Audit findings over time", f"Per {unit}, by the start of the game they were found in"),
+        title=_title("Audit findings over time",
+                     f"Per {unit}, by the time of the finding (or the start of its game)"),
     )
 
 
@@ -371,12 +416,32 @@ def dice_faces(table: pa.Table, players: list[str]) -> alt.LayerChart:
 
 
 # --------------------------------------------------------------------------- dispute view
+LEDGERS = ["claimed", "by the dice"]
+
+
 def dispute_totals(turns: pa.Table) -> alt.LayerChart:
-    """One game's running totals per player, claimed (dashed) and corrected (solid), turn by
-    turn, with the turns that have findings marked (report table game_turns of one game)."""
+    """One game's running totals per player, turn by turn (report table game_turns of one
+    game): by the dice as a wide pale step line, claimed as a thin dashed one drawn on top,
+    so a claim that agrees with the dice still shows; red diamonds mark turns with findings.
+
+    The legend draws both kinds of line; the axes leave room around the first and last turn
+    and above the highest total, so no marker is cut at the edge."""
     rows = _rows(turns, ["position", "player", "turn", "outcome", "claimed_points", "corrected_points",
                          "claimed_total", "corrected_total", "codes"])
-    x = alt.X("position:Q", title="Turn of the game (in the order played)", axis=alt.Axis(format="d", tickMinStep=1))
+    last = max((r["position"] for r in rows), default=1)
+    # each player's final totals carry on to the right edge, so the final claim and what the
+    # dice allow show side by side as lines, not as one point at the player's last turn
+    final = {}
+    for row in sorted(rows, key=lambda r: r["position"]):
+        final[row["player"]] = row
+    rows += [{**row, "position": last + 1, "codes": "", "outcome": "final total"} for row in final.values()]
+    top = max([v for r in rows for v in (r["claimed_total"], r["corrected_total"]) if v is not None] or [1])
+    x = alt.X("position:Q", title="Turn of the game (in the order played)",
+              scale=alt.Scale(domainMin=0, domainMax=last + 1, nice=False),
+              axis=alt.Axis(format="d", tickMinStep=1))
+    low = min([0, *(v for r in rows for v in (r["claimed_total"], r["corrected_total"]) if v is not None)])
+    y_scale = alt.Scale(domainMin=low, domainMax=round(top * 1.08), nice=True)
+    y_title = "Banked total after the turn (points)"
     tooltip = [
         alt.Tooltip("position:Q", title="turn of the game"),
         alt.Tooltip("player:N", title="player"),
@@ -388,35 +453,37 @@ def dispute_totals(turns: pa.Table) -> alt.LayerChart:
         alt.Tooltip("corrected_total:Q", title="total by the dice", format=","),
         alt.Tooltip("codes:N", title="findings"),
     ]
-    lines = alt.Chart().transform_fold(
-        ["claimed_total", "corrected_total"], as_=["ledger_column", "total"]
-    ).transform_calculate(
-        ledger="datum.ledger_column == 'claimed_total' ? 'claimed' : 'by the dice'"
-    ).mark_line(point=True, interpolate="step-after").encode(
-        x=x,
-        y=alt.Y("total:Q", title="Banked total after the turn (points)"),
-        color=alt.Color("player:N", title="Player"),
-        strokeDash=alt.StrokeDash("ledger:N", title="Total",
-                                  scale=alt.Scale(domain=["claimed", "by the dice"], range=[[5, 3], [1, 0]]),
-                                  legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2,
-                                                    symbolStrokeColor="#333")),
-        detail="ledger:N",
-        tooltip=tooltip,
-    )
+    color = alt.Color("player:N", title="Player", legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=3))
+    ledger_legend = alt.Legend(title="Total", symbolType="stroke", symbolStrokeColor="#444",
+                               symbolStrokeWidth=2, symbolSize=400)
+    dash = alt.StrokeDash("ledger:O", sort=LEDGERS, scale=alt.Scale(domain=LEDGERS, range=[[6, 3], [1, 0]]),
+                          legend=ledger_legend)
+    width = alt.StrokeWidth("ledger:O", sort=LEDGERS, scale=alt.Scale(domain=LEDGERS, range=[1.6, 5]),
+                            legend=ledger_legend)
+
+    def ledger(column: str, name: str, opacity: float) -> alt.Chart:
+        return alt.Chart().transform_calculate(ledger=f"'{name}'", total=f"datum.{column}").mark_line(
+            interpolate="step-after", opacity=opacity
+        ).encode(x=x, y=alt.Y("total:Q", title=y_title, scale=y_scale), color=color, strokeDash=dash,
+                 strokeWidth=width, tooltip=tooltip)
+
     marks = alt.Chart().transform_filter(alt.datum.codes != "").mark_point(
-        shape="diamond", size=160, filled=True, color="#c0392b", opacity=0.85
-    ).encode(x=x, y=alt.Y("claimed_total:Q", title="Banked total after the turn (points)"), tooltip=tooltip)
-    return alt.layer(lines, marks, data=alt.Data(values=rows)).properties(
+        shape="diamond", size=160, filled=True, color="#c0392b", opacity=0.9, clip=False
+    ).encode(x=x, y=alt.Y("claimed_total:Q", title=y_title, scale=y_scale), tooltip=tooltip)
+    return alt.layer(ledger("corrected_total", "by the dice", 0.45), ledger("claimed_total", "claimed", 1.0), marks,
+                     data=alt.Data(values=rows)).properties(
         width=WIDTH + 140,
         height=HEIGHT,
-        title=_title("Totals turn by turn", "Claimed (dashed) and by the dice (solid); red diamonds: turns with findings"),
+        title=_title("Totals turn by turn",
+                     "By the dice (wide, pale) and as claimed (dashed, on top); red diamonds: turns with findings"),
     )
 
 
 # --------------------------------------------------------------------------- snapshots
 def spec_skeleton(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    """The data-independent part of a chart's spec: data values and the picker's player list
-    replaced by placeholders (what tests/snapshots pins)."""
+    """The data-independent part of a chart's spec: data values, axis tick values, scale
+    bounds that follow the data (domainMin/domainMax) and the picker's player list replaced by
+    placeholders (what tests/snapshots pins)."""
     spec = copy.deepcopy(chart.to_dict())
 
     def walk(node: Any) -> Any:
@@ -424,6 +491,8 @@ def spec_skeleton(chart: alt.TopLevelMixin) -> dict[str, Any]:
             out = {}
             for key, value in node.items():
                 if key == "values" and isinstance(value, list):
+                    out[key] = "<data>"
+                elif key in ("domainMin", "domainMax"):  # bounds that follow the data
                     out[key] = "<data>"
                 elif key == "datasets":
                     out[key] = "<data>"

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import altair as alt
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.report import charts
@@ -80,8 +81,9 @@ HOW_TO_READ: dict[str, str] = {
         "or miscounts), orange are warnings (such as a log that stops before the game ends)."
     ),
     "findings_over_time": (
-        "Bars stack the findings of each period by the date their game started; a tall bar points "
-        "at a period worth a closer look."
+        "Bars stack the findings of each period, placed by the time of the line they are about (or the "
+        "start of their game when that line has no time); the axis spans every game covered, so a tall "
+        "bar points at a period worth a closer look."
     ),
     "dice": (
         "Bars show how often each face came up; with fair dice every bar sits near the dashed 1/6 line. "
@@ -89,8 +91,9 @@ HOW_TO_READ: dict[str, str] = {
         "is suspicious, though among many players a few small p-values happen by chance."
     ),
     "dispute": (
-        "Each step is a player's banked total after a turn: dashed as claimed in the log, solid as the "
-        "dice allow. Where the two lines part, a claim was wrong; red diamonds mark turns with findings."
+        "Each step is a player's banked total after a turn: the wide pale line as the dice allow, the thin "
+        "dashed line on top as claimed in the log. Where the two lines part, a claim was wrong; red diamonds "
+        "mark turns with findings."
     ),
 }
 
@@ -172,8 +175,7 @@ def overview(data: ReportData) -> str:
         ("Players", fmt_int(o["players"]), ""),
         ("Turns", fmt_int(o["turns"]), f"{fmt_int(o['rolls'])} rolls"),
         ("Events", fmt_int(o["events"]), "valid log lines of these games"),
-        ("Findings", fmt_int(o["findings"]),
-         f"{plural(o['error_findings'], 'error')} in {plural(o['disputed_games'], 'game')}"),
+        ("Findings", fmt_int(o["findings"]), findings_sub(o)),
     ]
     cells = "".join(
         f'<div class="tile" data-figure="{esc(name.lower())}"><div class="label">{esc(name)}</div>'
@@ -184,14 +186,34 @@ def overview(data: ReportData) -> str:
     if o["rulesets"]:
         notes.append(f"<b>Rules:</b> {esc(', '.join(o['rulesets']))}.")
     notes.append(f"<b>Covers:</b> {esc(describe_filters(data))}.")
-    if o["findings_outside_games"]:
+    outside = o["findings_outside_games"]
+    if outside:
         notes.append(
-            f"{fmt_int(o['findings_outside_games'])} findings belong to no stored game (unreadable lines, "
-            "events of unknown games); they are counted in the findings but not in any game."
+            f"{plural(outside, 'finding belongs', 'findings belong')} to no stored game (unreadable lines, "
+            f"events of unknown games): {'it is' if outside == 1 else 'they are'} counted in the findings, "
+            f"not in any game, so the games' findings add up to {fmt_int(o['findings'] - outside)}."
         )
     if o["games"] == 0:
-        notes.append('<span class="empty">No games match these filters: the charts below are empty.</span>')
+        notes.append(f'<span class="empty">{esc(no_games_text(data))}</span>')
     return f'<div class="tiles">{cells}</div><p class="notes">{" ".join(notes)}</p>'
+
+
+def findings_sub(o: dict) -> str:
+    """The findings tile's small print: errors and warnings, and how many are in no game, so
+    that the tile agrees with the per-game counts below it."""
+    parts = [plural(o["error_findings"], "error")]
+    if o["other_findings"]:
+        parts.append(plural(o["other_findings"], "warning"))
+    text = ", ".join(parts)
+    if o["findings_outside_games"]:
+        text += f"; {fmt_int(o['findings_outside_games'])} in no game"
+    return text
+
+
+def no_games_text(data: ReportData) -> str:
+    if describe_filters(data) == "all games":
+        return "No games: this dataset holds no game yet, so there is nothing to chart."
+    return "No games match these filters, so there is nothing to chart."
 
 
 def figure_html(fig: Figure) -> str:
@@ -250,6 +272,9 @@ def leaderboard(data: ReportData) -> str:
     more = ""
     if players.num_rows > len(shown):
         more = f'<p class="note">Showing the {len(shown)} players with the most wins of {players.num_rows:,}.</p>'
+    if overall and (overall[0]["wins"] or 0) > (overall[0]["games"] or 0):
+        more += (f'<p class="note ties">Wins add up to {fmt_int(overall[0]["wins"])} over '
+                 f'{plural(overall[0]["games"], "game")}: a tied game counts as a win for each tied player.</p>')
     return (
         '<div class="scroll"><table class="sortable leaderboard">'
         f'<thead><tr><th data-sort="text">player</th>{head}</tr></thead>'
@@ -265,8 +290,6 @@ BLUNDER_ROWS = 15  # worst blunders listed on the page
 
 def quality_note(data: ReportData) -> str:
     """The single-turn caveat, and what was judged."""
-    from pipeline.strategy.judge import MODEL_NOTE
-
     rows = data.stats["decision_quality"]
     overall = rows.filter(pc.equal(rows["scope"], "overall")).to_pylist()
     counts = ""
@@ -280,8 +303,8 @@ def quality_note(data: ReportData) -> str:
     return (
         '<p class="notes"><b>A single-turn model.</b> Choices are judged against the exact play that maximises '
         "the points banked in one turn (pipeline.strategy): farkle penalties and the race to the target are "
-        f"outside it, so a player near the target or facing a penalty can be right to play otherwise "
-        f"({esc(MODEL_NOTE)}).{esc(counts)}</p>"
+        f"outside it, so a player near the target or facing a penalty can be right to play otherwise."
+        f"{esc(counts)}</p>"
     )
 
 
@@ -369,12 +392,13 @@ def _roll_html(roll: dict) -> str:
     if roll["kept"] is None:
         return f'<div class="roll">{esc(dice)}</div>'
     claimed, worth = roll["kept_claimed"], roll["kept_value"]
-    value = f"{fmt_int(claimed)}"
+    value = esc(fmt_int(claimed))
     cls = "roll"
-    if claimed != worth:
-        value = f"claimed {fmt_int(claimed)}, worth {fmt_int(worth)}"
-        cls += " wrong"
-    return f'<div class="{cls}">{esc(dice)} → kept <b>{esc(dice_text(roll["kept"]))}</b>: {esc(value)}</div>'
+    if claimed != worth:  # the claim is struck through, what the dice were worth is not
+        value = (f'claimed <span class="wrong">{esc(fmt_int(claimed))}</span>, '
+                 f'<span class="worth">worth {esc(fmt_int(worth))}</span>')
+        cls += " off"
+    return f'<div class="{cls}">{esc(dice)} → kept <b>{esc(dice_text(roll["kept"]))}</b>: {value}</div>'
 
 
 def _points(claimed: Any, corrected: Any) -> str:
@@ -473,59 +497,97 @@ def detailed_games_html(data: ReportData) -> str:
 
 
 # --------------------------------------------------------------------------- the page
-def figures(data: ReportData) -> dict[str, list[Figure]]:
-    """The charts of each section."""
+# The sections of a dispute page (report --game): that game only. Population charts (bust
+# rates, turn values, dice faces, findings over time) say nothing about one game's dispute.
+DISPUTE_SECTIONS = ("overview", "dispute", "players", "quality")
+NOTHING_TO_CHART = {
+    "bust": "No rolls: no bust rates to chart.",
+    "turns": "No finished turns: no turn values to chart.",
+    "decisions": "No bank-or-roll choices to chart.",
+    "quality_state": "No judged choices to chart.",
+    "findings_by_code": "No findings: the audit found nothing to chart.",
+    "findings_over_time": "No findings with a time (a timestamp of their own or of their game) to chart.",
+    "dice": "No dice rolled: no faces to chart.",
+}
+
+
+def _has_rows(table: pa.Table, column: str | None = None) -> bool:
+    if table.num_rows == 0:
+        return False
+    return column is None or pc.sum(pc.is_valid(table[column])).as_py() > 0
+
+
+def figures(data: ReportData) -> dict[str, list[Figure | str]]:
+    """The charts of each section; a chart with no data is replaced by a sentence saying so
+    (an empty Vega chart only draws empty axes and warns in the browser's console)."""
     stats, report = data.stats, data.report
-    periods = report["findings_by_period"]
-    unit = periods["unit"][0].as_py() if periods.num_rows else "day"
-    out: dict[str, list[Figure]] = {
-        "bust": [Figure("bust", charts.bust_rate(stats["bust_rate_by_dice_left"], data.players), HOW_TO_READ["bust"])],
-        "turns": [Figure("turns", charts.turn_value(stats["turn_value_buckets"], stats["turn_value"], data.players),
-                         HOW_TO_READ["turns"])],
-        "decisions": [Figure("decisions", charts.bank_heatmap(report["bank_heatmap"]), HOW_TO_READ["decisions"])],
-        "quality": [
-            Figure("quality_state", charts.decision_loss(stats["decision_loss_by_state"]), HOW_TO_READ["quality_state"]),
-            Figure("quality_players", charts.players_by_loss(stats["decision_quality"], data.players),
-                   HOW_TO_READ["quality_players"]),
-        ] if "decision_quality" in stats else [],
-        "findings": [
-            Figure("findings_by_code", charts.findings_by_code(report["findings_by_code"]),
-                   HOW_TO_READ["findings_by_code"]),
-            Figure("findings_over_time", charts.findings_over_time(periods, unit),
-                   HOW_TO_READ["findings_over_time"].replace("each period", f"each {unit}")),
-        ],
-        "dice": [Figure("dice", charts.dice_faces(stats["dice_fairness"], data.players), HOW_TO_READ["dice"])],
-    }
+    if data.report["overview"].to_pylist()[0]["games"] == 0:
+        return {}
     if data.dispute_game is not None:
         turns = data.games["game_turns"]
         one = turns.filter(pc.equal(turns["game_id"], data.dispute_game))
-        out["dispute"] = [Figure("dispute", charts.dispute_totals(one), HOW_TO_READ["dispute"])]
+        return {"dispute": [Figure("dispute", charts.dispute_totals(one), HOW_TO_READ["dispute"])]}
+    periods = report["findings_by_period"]
+    unit = periods["unit"][0].as_py() if periods.num_rows else "day"
+
+    def figure(chart_id: str, has_data: bool, build: Callable[[], alt.TopLevelMixin], how: str) -> Figure | str:
+        return Figure(chart_id, build(), how) if has_data else NOTHING_TO_CHART[chart_id]
+
+    out: dict[str, list[Figure | str]] = {
+        "bust": [figure("bust", _has_rows(stats["bust_rate_by_dice_left"]),
+                        lambda: charts.bust_rate(stats["bust_rate_by_dice_left"], data.players), HOW_TO_READ["bust"])],
+        "turns": [figure("turns", _has_rows(stats["turn_value_buckets"]),
+                         lambda: charts.turn_value(stats["turn_value_buckets"], stats["turn_value"], data.players),
+                         HOW_TO_READ["turns"])],
+        "decisions": [figure("decisions", _has_rows(report["bank_heatmap"]),
+                             lambda: charts.bank_heatmap(report["bank_heatmap"]), HOW_TO_READ["decisions"])],
+        "quality": [
+            figure("quality_state", _has_rows(stats["decision_loss_by_state"]),
+                   lambda: charts.decision_loss(stats["decision_loss_by_state"]), HOW_TO_READ["quality_state"]),
+            Figure("quality_players", charts.players_by_loss(stats["decision_quality"], data.players),
+                   HOW_TO_READ["quality_players"]),
+        ] if "decision_quality" in stats and _has_rows(stats["decision_loss_by_state"]) else [],
+        "findings": [
+            figure("findings_by_code", _has_rows(report["findings_by_code"]),
+                   lambda: charts.findings_by_code(report["findings_by_code"]), HOW_TO_READ["findings_by_code"]),
+            figure("findings_over_time", _has_rows(periods, "period"),
+                   lambda: charts.findings_over_time(periods, unit),
+                   HOW_TO_READ["findings_over_time"].replace("each period", f"each {unit}")),
+        ],
+        "dice": [figure("dice", _has_rows(stats["dice_fairness"]),
+                        lambda: charts.dice_faces(stats["dice_fairness"], data.players), HOW_TO_READ["dice"])],
+    }
     return out
 
 
-def section_bodies(data: ReportData, figs: dict[str, list[Figure]]) -> dict[str, str]:
+def section_bodies(data: ReportData, figs: dict[str, list[Figure | str]]) -> dict[str, str]:
     def charts_of(section: str) -> str:
-        return "".join(figure_html(f) for f in figs.get(section, []))
+        return "".join(figure_html(f) if isinstance(f, Figure) else f'<p class="note">{esc(f)}</p>'
+                       for f in figs.get(section, []))
 
-    bodies = {
+    if data.report["overview"].to_pylist()[0]["games"] == 0:
+        return {"overview": overview(data)}
+    quality_missing = ('<p class="notes">This dataset was written before rolls and decisions carried the corrected '
+                       "turn state choices are judged in: ingest the logs again for this section.</p>")
+    if data.dispute_game is not None:
+        return {
+            "overview": overview(data),
+            "dispute": charts_of("dispute") + game_detail(data, data.dispute_game, full=True),
+            "players": leaderboard(data),
+            "quality": (quality_note(data) + blunders_table(data)
+                        if "decision_quality" in data.stats else quality_missing),
+        }
+    return {
         "overview": overview(data),
         "bust": charts_of("bust") + picker_note(data),
         "turns": charts_of("turns"),
         "decisions": charts_of("decisions"),
         "quality": (quality_note(data) + charts_of("quality") + picker_note(data) + blunders_table(data)
-                    if "decision_quality" in data.stats else
-                    '<p class="notes">This dataset was written before rolls and decisions carried the corrected '
-                    "turn state choices are judged in: ingest the logs again for this section.</p>"),
+                    if "decision_quality" in data.stats else quality_missing),
         "players": leaderboard(data),
         "findings": charts_of("findings") + disputed_games(data) + detailed_games_html(data),
         "dice": charts_of("dice") + fairness_table(data),
     }
-    if data.dispute_game is not None:
-        bodies["dispute"] = (
-            f'<p class="notes">Game <b>{esc(data.dispute_game)}</b>: every statistic on this page covers this game '
-            "only.</p>" + charts_of("dispute") + game_detail(data, data.dispute_game, full=True)
-        )
-    return bodies
 
 
 def render(data: ReportData, title: str, bundle: str, generated: dt.datetime | None = None) -> str:
@@ -558,7 +620,8 @@ def render(data: ReportData, title: str, bundle: str, generated: dt.datetime | N
 
 
 def dispute_heading(data: ReportData) -> str:
-    return f'<p class="lead">Dispute view of game <b>{esc(data.dispute_game)}</b>.</p>'
+    return (f'<p class="lead">Dispute view of game <b>{esc(data.dispute_game)}</b>: this page covers that game '
+            "only.</p>")
 
 
 STYLE = """
@@ -598,7 +661,8 @@ tr.error { background: var(--err); }
 tr.warning { background: var(--warn); }
 td.flag, tr.flag { background: var(--err); font-weight: 600; }
 .wrong { color: #c0392b; text-decoration: line-through; }
-.roll.wrong { color: #c0392b; }
+.roll.off { color: #c0392b; }
+.roll .worth { color: var(--ink); font-weight: 600; }
 .roll.bust { color: var(--muted); }
 .finding { margin: 2px 0; }
 .finding.error code { color: #c0392b; }
