@@ -369,3 +369,13 @@ def test_findings_outside_any_game_are_counted_apart(tmp_path):
     assert "so the games' findings add up to 1." in text
     disputed = re.search(r"<h3>Most disputed games</h3>.*?</table>", text, re.S).group(0)
     assert re.findall(r"<td>(\d+)</td><td class=\"text\">", disputed) == ["1"]
+
+
+def test_dispute_chart_says_which_turn_ends_were_implied():
+    turns = pa.Table.from_pylist([
+        {"position": 1, "player": "bo", "turn": 1, "outcome": "bank", "outcome_label":
+         "bank (implied: the bank line is missing)", "claimed_points": 150, "corrected_points": 150,
+         "claimed_total": 150, "corrected_total": 150, "codes": ""},
+    ])
+    (first, _) = charts.dispute_totals(turns).to_dict()["data"]["values"]
+    assert first["outcome"] == "bank (implied: the bank line is missing)"

@@ -23,7 +23,7 @@ EXIT_USAGE = 2
 
 # Text for people, control characters escaped (pipeline/cli/text.py); rich loads on first use.
 stdout = LazyConsole()
-stderr = LazyConsole(stderr=True)
+stderr = LazyConsole(stderr=True, hanging="  ")  # a wrapped note or error stays one block
 
 
 class TextOrJson(str, enum.Enum):

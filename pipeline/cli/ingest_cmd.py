@@ -58,7 +58,7 @@ def ingest_command(
     if format is TextOrJson.json:
         stdout.print_json(json.dumps(data))
     else:
-        stdout.print(_text(data))
+        stdout.line(_text(data), indent=" " * 25)  # a wrapped line continues after the numbers
     raise typer.Exit(EXIT_DATA if summary.exit_code else EXIT_OK)
 
 

@@ -69,8 +69,9 @@ class LazyConsole:
     it to `terminal_width()`; tables and rules go through a rich Console created on first
     use (plain lines do not need rich, and `score` prints only those)."""
 
-    def __init__(self, stderr: bool = False):
+    def __init__(self, stderr: bool = False, hanging: str = ""):
         self._stderr = stderr
+        self._hanging = hanging  # indent of the wrapped lines of a printed string
         self._console = None
 
     @property
@@ -95,7 +96,7 @@ class LazyConsole:
         kwargs.setdefault("markup", False)
         kwargs.setdefault("highlight", False)
         if all(isinstance(o, str) for o in objects) and set(kwargs) <= {"markup", "highlight"}:
-            self.line(" ".join(objects))
+            self.line(" ".join(objects), indent=self._hanging)
             return
         safe = [printable(o) if isinstance(o, str) else o for o in objects]
         console = self.console

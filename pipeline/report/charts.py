@@ -426,8 +426,12 @@ def dispute_totals(turns: pa.Table) -> alt.LayerChart:
 
     The legend draws both kinds of line; the axes leave room around the first and last turn
     and above the highest total, so no marker is cut at the edge."""
-    rows = _rows(turns, ["position", "player", "turn", "outcome", "claimed_points", "corrected_points",
+    # a turn whose ending line was lost says so ("bank (implied: the bank line is missing)")
+    outcome = "outcome_label" if "outcome_label" in turns.column_names else "outcome"
+    rows = _rows(turns, ["position", "player", "turn", outcome, "claimed_points", "corrected_points",
                          "claimed_total", "corrected_total", "codes"])
+    for row in rows:
+        row["outcome"] = row.pop(outcome)
     last = max((r["position"] for r in rows), default=1)
     # each player's final totals carry on to the right edge, so the final claim and what the
     # dice allow show side by side as lines, not as one point at the player's last turn
