@@ -254,7 +254,8 @@ def test_charts_refuse_unaggregated_data():
 
 @pytest.mark.parametrize(
     "first, last, unit",
-    [("2026-03-01", "2026-03-20", "day"), ("2026-01-01", "2026-09-01", "week"), ("2023-01-01", "2026-01-01", "month")],
+    [("2026-03-01T10:00", "2026-03-01T18:00", "hour"),  # all on one day: not one block
+     ("2026-03-01", "2026-03-20", "day"), ("2026-01-01", "2026-09-01", "week"), ("2023-01-01", "2026-01-01", "month")],
 )
 def test_findings_period_keeps_the_bars_few(tmp_path, first, last, unit):
     a, b = (dt.datetime.fromisoformat(d).replace(tzinfo=dt.timezone.utc) for d in (first, last))
@@ -263,7 +264,9 @@ def test_findings_period_keeps_the_bars_few(tmp_path, first, last, unit):
     root = write_dataset(tmp_path / "ds", {"games": games, "findings": findings})
     periods = gather(root).report["findings_by_period"].to_pylist()
     assert {p["unit"] for p in periods} == {unit}
-    assert [p["period"] for p in periods][0] <= first and len(periods) == 2
+    starts = [dt.datetime.fromisoformat(p["period"]) for p in periods]
+    starts = [s if s.tzinfo else s.replace(tzinfo=dt.timezone.utc) for s in starts]
+    assert starts[0] <= a and len(periods) == 2
 
 
 def test_report_models_resolve_against_the_stats_models():
@@ -379,3 +382,15 @@ def test_dispute_chart_says_which_turn_ends_were_implied():
     ])
     (first, _) = charts.dispute_totals(turns).to_dict()["data"]["values"]
     assert first["outcome"] == "bank (implied: the bank line is missing)"
+
+
+def test_the_single_turn_caveat_is_said_once(page, game_page):
+    """It used to be printed twice on a dispute page (once per decision-quality block)."""
+    for text in (page, game_page):
+        assert text.count("<b>A single-turn model.</b>") == 1
+        assert text.count("race to the target are outside it") == 1
+
+
+def test_a_period_of_one_moment_is_said_as_such(game_page):
+    """Game g2's events share one timestamp: not 'X to X (0.0 hours)'."""
+    assert "<b>Period covered:</b> 2026-03-02 10:00 UTC (every event within a minute)." in game_page

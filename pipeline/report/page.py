@@ -165,9 +165,16 @@ def overview(data: ReportData) -> str:
     o = data.report["overview"].to_pylist()[0]
     period = "no timestamps" if o["games"] else "no games"
     if o["first_ts"] is not None:
-        days = (o["last_ts"] - o["first_ts"]).total_seconds() / 86400
-        span = f"{days:,.1f} days" if days >= 1 else f"{days * 24:,.1f} hours"
-        period = f"{fmt_ts(o['first_ts'])} to {fmt_ts(o['last_ts'])} ({span})"
+        seconds = (o["last_ts"] - o["first_ts"]).total_seconds()
+        # a single moment (one game, or games logged with one timestamp) is said as such,
+        # not as "X to X (0.0 hours)"
+        if seconds < 60:
+            period = f"{fmt_ts(o['first_ts'])} (every event within a minute)"
+        else:
+            days = seconds / 86400
+            span = (f"{days:,.1f} days" if days >= 1 else f"{days * 24:,.1f} hours" if seconds >= 3600
+                    else f"{seconds / 60:,.0f} minutes")
+            period = f"{fmt_ts(o['first_ts'])} to {fmt_ts(o['last_ts'])} ({span})"
         if o["games_without_time"]:
             period += f"; {fmt_int(o['games_without_time'])} games without timestamps"
     tiles = [
