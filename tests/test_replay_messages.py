@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +31,17 @@ def test_keeping_a_face_the_roll_did_not_have():
     log = Log(rules={"base": "standard", "opening": 0})
     log.roll("ana", [1, 2, 2, 3, 4, 6]).keep("ana", [1, 5], 150).bank("ana", 150, 150)
     assert only(audit(log)).message.endswith(": kept a 5, the roll had none")
+
+
+def test_wrong_dice_count_says_die_for_one():
+    log = Log(rules={"base": "standard", "opening": 0})
+    log.roll("ana", [1, 5, 5, 5, 2, 3]).keep("ana", [1, 5, 5, 5], 600).roll("ana", [4])
+    (f,) = [f for f in audit(log).findings if f.code == "wrong_dice_count"]
+    assert f.message == "seq 4: ana rolled 1 die [4], but 2 were left to roll"
+    log = Log(rules={"base": "standard", "opening": 0})
+    log.roll("ana", [1, 5, 5, 5, 5, 3]).keep("ana", [1, 5, 5, 5, 5], 1100).roll("ana", [4, 6])
+    (f,) = [f for f in audit(log).findings if f.code == "wrong_dice_count"]
+    assert f.message == "seq 4: ana rolled 2 dice [4,6], but 1 was left to roll"
 
 
 def test_non_scoring_kept_names_the_dice_that_score_nothing():
@@ -81,3 +94,27 @@ def test_every_injected_finding_reads_as_a_sentence_with_its_facts(injected_find
 
 def test_messages_in_json_output_are_strings(injected_findings):
     assert all(isinstance(json.loads(json.dumps(f.to_dict()))["message"], str) for f in injected_findings)
+
+
+def _shape(message: str) -> str:
+    """A message with its names and numbers blanked, so a run's message and the doc's example
+    compare on their words."""
+    from pipeline.simulate.game import PLAYER_NAMES
+
+    text = re.sub(r"\b(" + "|".join(PLAYER_NAMES) + r")\b", "P", message)
+    text = re.sub(r"\d+", "N", text)
+    return re.sub(r"N(,N)+", "N", text)
+
+
+def test_the_documented_examples_are_what_the_audit_says(injected_findings):
+    """docs/audit.md, "What the findings say": one example per code, each the shape of a
+    message the audit gives on the simulator's injected mistakes."""
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "audit.md").read_text(encoding="utf-8")
+    section = doc.split("## What the findings say", 1)[1].split("\n## ", 1)[0]
+    examples = dict(re.findall(r"^\| `(\w+)` \| `([^`]+)`", section, re.M))
+    assert len(examples) >= 20
+    shapes: dict[str, set[str]] = {}
+    for f in injected_findings:
+        shapes.setdefault(f.code, set()).add(_shape(f.message))
+    for code, example in examples.items():
+        assert _shape(example) in shapes.get(code, set()), (code, example, sorted(shapes.get(code, ()))[:5])

@@ -389,8 +389,9 @@ class Replayer:
         else:
             expected = 6
         if len(dice) != expected:
-            v.flag("wrong_dice_count", f"seq {ev.seq}: {t.player} rolled {len(dice)} dice {_show(dice)}, "
-                   f"but {expected} were left to roll", len(dice), expected)
+            v.flag("wrong_dice_count", f"seq {ev.seq}: {t.player} rolled {len(dice)} "
+                   f"{'die' if len(dice) == 1 else 'dice'} {_show(dice)}, but {expected} "
+                   f"{'was' if expected == 1 else 'were'} left to roll", len(dice), expected)
         # apply
         key = _dice_key(dice)
         table = g.table
