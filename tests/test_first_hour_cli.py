@@ -129,6 +129,9 @@ def test_a_directory_gives_its_logs_and_names_the_rest_once(tmp_path):
     assert [g["game_id"] for g in json.loads(result.stdout)["games"]] == ["g1", "g2"]
     assert flat(result.stderr) == (f"note: {folder}: 2 files not read, not named like logs (.jsonl, .ndjson, .json, "
                                    "or those + .gz): README.md, g1.scoresheet.csv; name a file to read it anyway")
+    # wrapped at 80 columns, the note stays one block: its further lines are indented
+    (first, *rest) = result.stderr.splitlines()
+    assert first.startswith("note: ") and rest and all(line.startswith("  ") for line in rest)
 
 
 # ---- scoresheets -------------------------------------------------------------------------
