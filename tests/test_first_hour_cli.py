@@ -263,6 +263,9 @@ def test_decisions_quality_text_is_a_summary_unless_all(tmp_path):
     assert "--section decision_loss_by_state" in flat(short.stderr)
     assert len(full.stdout.splitlines()) > len(table["decision_loss_by_state"]) + len(table["blunders"])
     assert fits(short.stdout) and fits(full.stdout)
+    # a bank-or-roll with one die left says "1 die left"
+    ones = [b for b in table["blunders"] if b["kind"] != "keep" and b["dice"] == 1]
+    assert "1 dice" not in full.stdout and ("1 die left" in full.stdout) == bool(ones)
 
 
 # ---- control characters ---------------------------------------------------------------

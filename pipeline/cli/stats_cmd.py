@@ -233,7 +233,7 @@ def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str
         notes += _wins_note(rows)
     columns = TEXT_COLUMNS[name]
     if name == "blunders":  # one column says what was judged: the roll kept from, or the dice left
-        rows = [{**r, "situation": r["roll"] if r["kind"] == "keep" else f"{r['dice']} dice left"} for r in rows]
+        rows = [{**r, "situation": r["roll"] if r["kind"] == "keep" else _dice_left(r["dice"])} for r in rows]
     shown = []
     for row in rows:
         cells = {"player": row["player"] if row["scope"] == "player" else "all"}
@@ -245,6 +245,11 @@ def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str
         stdout.print(part)
     for text in notes:
         stdout.line(f"note: {text}", indent="  ")
+
+
+def _dice_left(n: int) -> str:
+    """What a bank-or-roll was judged with, as a referee would say it ("1 die left")."""
+    return f"{n} {'die' if n == 1 else 'dice'} left"
 
 
 def _wins_note(rows: list[dict]) -> list[str]:
