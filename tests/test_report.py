@@ -370,6 +370,9 @@ def test_findings_outside_any_game_are_counted_apart(tmp_path):
                      text, re.S)
     assert tile.groups() == ("2", "2 errors; 1 in no game")
     assert "so the games' findings add up to 1." in text
+    # the line of no game has no time either: the chart over time says it is not on it
+    assert ("1 finding with no time (a line of no game, or a game without timestamps) is counted by code "
+            "above but not here.") in text
     disputed = re.search(r"<h3>Most disputed games</h3>.*?</table>", text, re.S).group(0)
     assert re.findall(r"<td>(\d+)</td><td class=\"text\">", disputed) == ["1"]
 

@@ -536,6 +536,13 @@ def figures(data: ReportData) -> dict[str, list[Figure | str]]:
         return {"dispute": [Figure("dispute", charts.dispute_totals(one), HOW_TO_READ["dispute"])]}
     periods = report["findings_by_period"]
     unit = periods["unit"][0].as_py() if periods.num_rows else "day"
+    # findings that cannot be placed in time (a line of no game, a game without timestamps)
+    # are off the time axis: say how many, so the bars need not add up to the findings tile
+    undated = pc.sum(pc.if_else(pc.is_null(periods["period"]), periods["findings"], 0)).as_py() or 0
+    over_time = HOW_TO_READ["findings_over_time"].replace("each period", f"each {unit}")
+    if undated:
+        over_time += (f" {plural(undated, 'finding')} with no time (a line of no game, or a game without "
+                      f"timestamps) {'is' if undated == 1 else 'are'} counted by code above but not here.")
 
     def figure(chart_id: str, has_data: bool, build: Callable[[], alt.TopLevelMixin], how: str) -> Figure | str:
         return Figure(chart_id, build(), how) if has_data else NOTHING_TO_CHART[chart_id]
@@ -558,8 +565,7 @@ def figures(data: ReportData) -> dict[str, list[Figure | str]]:
             figure("findings_by_code", _has_rows(report["findings_by_code"]),
                    lambda: charts.findings_by_code(report["findings_by_code"]), HOW_TO_READ["findings_by_code"]),
             figure("findings_over_time", _has_rows(periods, "period"),
-                   lambda: charts.findings_over_time(periods, unit),
-                   HOW_TO_READ["findings_over_time"].replace("each period", f"each {unit}")),
+                   lambda: charts.findings_over_time(periods, unit), over_time),
         ],
         "dice": [figure("dice", _has_rows(stats["dice_fairness"]),
                         lambda: charts.dice_faces(stats["dice_fairness"], data.players), HOW_TO_READ["dice"])],
