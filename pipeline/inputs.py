@@ -12,7 +12,7 @@ Decisions where log-format.md is silent:
   order: `g10` before `g2`). Log files are those named `.jsonl`, `.ndjson` or `.json`,
   each possibly followed by `.gz` (any case); the other files (a README, the scoresheet
   kept next to the logs) are named in one notice and not read. Subdirectories, hidden files
-  (`.name`) and special files are not read, each with a notice; a glob such as
+  (`.name`) and special files are not read, with one notice for each kind; a glob such as
   `logs/**/*.jsonl` reaches deeper. A file named on the command line or matched by a glob
   is read whatever its name.
 - Every regular file is sniffed first (pipeline/sniff.py, its first 64 KiB): one that is
@@ -173,6 +173,13 @@ def _expand_path(spec: str, result: Resolution) -> list[str]:
         result.problems.append(InputError(spec, f"cannot be read: {exc.strerror or exc}"))
         return []
     if stat.S_ISDIR(info.st_mode):
+        if is_dataset_directory(spec):  # one sentence, not a notice per table directory
+            result.problems.append(InputError(
+                spec, "this is a dataset written by `farkle-logs ingest`, not a directory of logs: "
+                      f"read it with `farkle-logs stats {spec}` or `farkle-logs report {spec}`, "
+                      "or audit the logs it was ingested from"
+            ))
+            return []
         names = _directory_files(spec, result)
         if not names:
             result.problems.append(InputError(
@@ -182,6 +189,18 @@ def _expand_path(spec: str, result: Resolution) -> list[str]:
     return [spec]
 
 
+def is_dataset_directory(directory: str) -> bool:
+    """Whether `directory` is a dataset `ingest --out` wrote (any format version: its
+    commit pointer, or a manifest naming the farkle-logs format). Read a few bytes at most."""
+    if any(os.path.lexists(os.path.join(directory, name)) for name in ("_current.json", ".current")):
+        return True
+    try:
+        with open(os.path.join(directory, "manifest.json"), "rb") as f:
+            return b'"farkle-logs"' in f.read(64 * 1024)
+    except OSError:
+        return False
+
+
 def _directory_files(directory: str, result: Resolution) -> list[str]:
     try:
         entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
@@ -189,30 +208,51 @@ def _directory_files(directory: str, result: Resolution) -> list[str]:
         result.problems.append(InputError(directory, f"cannot list directory: {exc.strerror or exc}"))
         return []
     names = []
+    hidden: list[str] = []
+    subdirectories: list[str] = []
+    special: list[str] = []
     other: list[str] = []
     for entry in entries:
         path = os.path.join(directory, entry.name)
         if entry.name.startswith("."):
-            result.notices.append(f"{path}: hidden file, not read")
+            hidden.append(entry.name)
         elif entry.is_dir():
-            result.notices.append(
-                f"{path}: subdirectory, not read (name it, or use a glob such as "
-                f"'{os.path.join(directory, '**', '*.jsonl')}')"
-            )
+            subdirectories.append(entry.name)
         elif not entry.is_file():
-            result.notices.append(f"{path}: not a regular file, not read")
+            special.append(entry.name)
         elif not is_log_name(entry.name):
             other.append(entry.name)
         else:
             names.append(path)
+    # one notice per kind of entry left out, however many there are (a directory of
+    # monthly subdirectories must not print a line for each)
     if other:
-        shown = ", ".join(other[:_SHOWN_SKIPPED]) + (f" and {len(other) - _SHOWN_SKIPPED} more" if len(other) > _SHOWN_SKIPPED else "")
         result.notices.append(
-            f"{directory}: {len(other)} file{'s' if len(other) != 1 else ''} not read, not named like logs "
-            f"(.jsonl, .ndjson, .json, or those + .gz): {shown}; name a file to read it anyway"
+            f"{directory}: {_count(other, 'file')} not read, not named like logs "
+            f"(.jsonl, .ndjson, .json, or those + .gz): {_listed(other)}; name a file to read it anyway"
         )
         result.skipped.extend(os.path.join(directory, name) for name in other)
+    if subdirectories:
+        result.notices.append(
+            f"{directory}: {_count(subdirectories, 'subdirectory', 'subdirectories')} not read: "
+            f"{_listed(subdirectories)}; name one, or use a glob such as '{os.path.join(directory, '**', '*.jsonl')}'"
+        )
+    if hidden:
+        result.notices.append(f"{directory}: {_count(hidden, 'hidden file')} not read: {_listed(hidden)}")
+    if special:
+        result.notices.append(f"{directory}: {_count(special, 'special file')} not read (not regular files): "
+                              f"{_listed(special)}")
     return names
+
+
+def _count(items: list[str], word: str, words: str | None = None) -> str:
+    return f"{len(items)} {word if len(items) == 1 else (words or word + 's')}"
+
+
+def _listed(items: list[str]) -> str:
+    """The first few names, and how many more."""
+    more = len(items) - _SHOWN_SKIPPED
+    return ", ".join(items[:_SHOWN_SKIPPED]) + (f" and {more} more" if more > 0 else "")
 
 
 def _add_file(name: str, seen: dict[tuple[int, int], str], result: Resolution) -> None:

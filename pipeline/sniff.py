@@ -140,7 +140,7 @@ def _other_text(lines: list[str]) -> Sniff:
         return Sniff("text", "a TOML or INI configuration file")
     if first.startswith("["):
         return Sniff(
-            "json", "one JSON document spread over several lines",
+            "json", "a JSON array" if len(lines) == 1 else "one JSON document spread over several lines",
             "write one event object per line (for example with `jq -c '.[]'`)",
         )
     if [cell.strip().strip('"').lower() for cell in first.split(",")] == _SCORESHEET_HEADER:

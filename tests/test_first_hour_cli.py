@@ -332,3 +332,14 @@ def test_text_output_fits_80_columns_without_cutting(tmp_path):
     for result in outputs[:4]:
         rest = iter(result.stdout)
         assert all(char in rest for char in long_name), result.stdout
+
+
+def test_a_dataset_given_to_audit_is_one_sentence_and_bad_usage(tmp_path):
+    logs = write(tmp_path / "a.jsonl", finished_game())
+    ds = tmp_path / "data"
+    ingest([str(logs)], ds)
+    result = cli("audit", ds)
+    assert result.exit_code == 2
+    assert flat(result.stderr) == (f"error: {ds}: this is a dataset written by `farkle-logs ingest`, not a directory "
+                                   f"of logs: read it with `farkle-logs stats {ds}` or `farkle-logs report {ds}`, "
+                                   "or audit the logs it was ingested from")

@@ -41,8 +41,19 @@ def test_directory_gives_its_log_files_in_name_order_one_level_deep(tmp_path):
                                      ("G3.JSONL", "a.jsonl.gz", "b.ndjson", "c.json.gz", "g10.jsonl", "g2.jsonl")]
     assert result.problems == []
     assert result.skipped == [str(tmp_path / "notes.txt")]
-    assert any(str(tmp_path / "sub") in n and "subdirectory" in n for n in result.notices)
-    assert any(".hidden.jsonl" in n and "hidden" in n for n in result.notices)
+    assert result.notices == [
+        f"{tmp_path}: 1 file not read, not named like logs (.jsonl, .ndjson, .json, or those + .gz): notes.txt; "
+        "name a file to read it anyway",
+        f"{tmp_path}: 1 subdirectory not read: sub; name one, or use a glob such as '{tmp_path}/**/*.jsonl'",
+        f"{tmp_path}: 1 hidden file not read: .hidden.jsonl"]
+
+
+def test_many_subdirectories_are_one_notice(tmp_path):
+    make(tmp_path, "a.jsonl", *(f"2026-{m:02d}/day.jsonl" for m in range(1, 13)))
+    result = resolve([str(tmp_path)])
+    assert names(result.sources) == [str(tmp_path / "a.jsonl")]
+    assert result.notices == [f"{tmp_path}: 12 subdirectories not read: 2026-01, 2026-02, 2026-03, 2026-04, "
+                              f"2026-05 and 7 more; name one, or use a glob such as '{tmp_path}/**/*.jsonl'"]
 
 
 def test_other_files_in_a_directory_are_skipped_in_one_notice(tmp_path):
@@ -68,6 +79,20 @@ def test_a_directory_of_no_logs_is_a_problem(tmp_path):
         "directory has no log files to read (names ending in .jsonl, .ndjson or .json, or those + .gz)"]
 
 
+def test_a_dataset_directory_given_as_logs_is_one_problem(tmp_path):
+    """`audit data/` on what `ingest --out data/` wrote: one sentence pointing at stats and
+    report, not a notice per table directory and a bad manifest."""
+    from pipeline.ingest import ingest
+
+    make(tmp_path, "a.jsonl", data=b'{"game_id": "g1", "seq": 1, "type": "game_start", "players": ["ana"]}\n')
+    ingest([str(tmp_path / "a.jsonl")], tmp_path / "data")
+    result = resolve([str(tmp_path / "data"), str(tmp_path / "a.jsonl")])
+    assert names(result.sources) == [str(tmp_path / "a.jsonl")] and result.notices == []
+    (problem,) = result.problems
+    assert problem.reason.startswith("this is a dataset written by `farkle-logs ingest`, not a directory of logs: "
+                                     f"read it with `farkle-logs stats {tmp_path / 'data'}`")
+
+
 @pytest.mark.parametrize("name, data, says", [
     ("sheet.jsonl", b"game_id,turn,player,points,total\ng1,1,ana,300,300\n",
      "this looks like a scoresheet CSV, not JSON Lines (one JSON event per line): pass it with --scoresheet"),
@@ -75,6 +100,7 @@ def test_a_directory_of_no_logs_is_a_problem(tmp_path):
     ("part.jsonl", b"PAR1\x15\x04\x15\x10\x00\x00", "this looks like a Parquet file"),
     ("report.json", b"<!DOCTYPE html>\n<html><body>hi</body></html>\n", "this looks like an HTML page"),
     ("array.json", b'[\n  {"game_id": "g1"}\n]\n', "this looks like one JSON document"),
+    ("events.json", b'[{"game_id": "g1"}, {"game_id": "g1"}]\n', "this looks like a JSON array, not JSON Lines"),
     ("zipped.jsonl.gz", gzip.compress(b"a,b,c\n1,2,3\n4,5,6\n"), "this looks like a CSV file"),
 ])
 def test_a_named_file_that_is_not_json_lines_is_skipped_with_one_notice(tmp_path, name, data, says):
