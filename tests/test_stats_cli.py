@@ -160,3 +160,14 @@ def test_open_dataset_accepts_a_plain_directory(tmp_path):
     write_manifest(tmp_path)
     ds = open_dataset(tmp_path)
     assert ds.version == DATASET_VERSION and not ds.has_files("rolls")
+
+
+def test_sections_as_users_type_them(tiny):
+    """`--section bust,players` is two sections, `Bust` is `bust`, `decisions_quality` is
+    `decisions-quality`; a near miss gets a suggestion."""
+    both = json.loads(run(tiny, "--section", "Bust,players", "-f", "json").stdout)["tables"]
+    assert set(both) == {"bust_rate_by_dice_left", "player_summary", "player_findings"}
+    assert set(json.loads(run(tiny, "--section", "decisions_quality", "-f", "json").stdout)["tables"]) == {
+        "decision_quality", "decision_loss_by_state", "blunders"}
+    typo = run(tiny, "--section", "blunder")
+    assert typo.exit_code == 2 and typo.stderr.startswith("error: unknown section 'blunder' (did you mean blunders?)")

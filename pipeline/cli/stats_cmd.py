@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from pipeline.cli.common import EXIT_DATA, RULES_HELP, note, stderr, stdout, usage_error
+from pipeline.cli.common import EXIT_DATA, RULES_HELP, did_you_mean, note, stderr, stdout, usage_error
 from pipeline.cli.main import app
 from pipeline.cli.dataset_options import dataset_or_exit, filters_or_exit
 
@@ -128,6 +128,7 @@ def stats(
     from pipeline.stats import DEFAULT_SECTIONS, SECTIONS, TABLE_NAMES, compute
     from pipeline.strategy.solver import MODEL_NOTE
 
+    section = _section_items(section or [], SECTIONS, TABLE_NAMES)
     wanted_sections, wanted_tables = _selection(section or list(DEFAULT_SECTIONS), SECTIONS, TABLE_NAMES)
     if format is StatsFormat.csv and len(wanted_tables) != 1:
         usage_error(
@@ -168,6 +169,21 @@ def stats(
                         "Choices whose state is not valid (findings in the turn) are not judged.", indent="  ")
 
 
+def _section_items(values: list[str], sections: dict[str, tuple[str, ...]], names: tuple[str, ...]) -> list[str]:
+    """--section values as users type them: `bust,turns` is two, case is ignored, and `_`
+    and `-` are the same in a section's name (`decisions_quality`)."""
+    items = []
+    for value in values:
+        for item in filter(None, (part.strip() for part in value.split(","))):
+            lower = item.lower()
+            if lower in names:
+                items.append(lower)
+            else:
+                dashed = lower.replace("_", "-")
+                items.append(dashed if dashed in sections else item)
+    return items
+
+
 def _selection(chosen: list[str], sections: dict[str, tuple[str, ...]], names: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """(sections to compute, tables to show) from --section values: sections or table names."""
     if not chosen:
@@ -181,7 +197,8 @@ def _selection(chosen: list[str], sections: dict[str, tuple[str, ...]], names: t
             owners = [s for s, ts in sections.items() if item in ts]
             if not owners:
                 usage_error(
-                    f"unknown section {item!r}: sections are {', '.join(sections)}; tables are {', '.join(names)}"
+                    f"unknown section {item!r}{did_you_mean(item, [*sections, *names])}: sections are "
+                    f"{', '.join(sections)}; tables are {', '.join(names)}"
                 )
             tables = [item]
         wanted_sections += [s for s in owners if s not in wanted_sections]
