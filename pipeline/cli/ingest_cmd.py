@@ -11,6 +11,7 @@ from pipeline.cli.common import (
     EXIT_OK,
     RULES_HELP,
     TextOrJson,
+    max_line_bytes_option,
     progress_bar,
     rules_or_exit,
     stderr,
@@ -30,6 +31,7 @@ def ingest_command(
         None, "--rules", "-r", help=RULES_HELP + " Used for games whose game_start has no rules."
     ),
     format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", help="Summary as text or json."),
+    max_line_bytes: int = max_line_bytes_option(),
 ) -> None:
     """Validate, replay and store logs as Parquet tables; re-ingesting adds only what is new.
 
@@ -44,7 +46,8 @@ def ingest_command(
 
     try:
         with progress_bar("ingest (bytes read)") as advance:
-            summary = ingest(logs, out, ruleset, progress=advance, notice=notice)
+            summary = ingest(logs, out, ruleset, progress=advance, notice=notice,
+                             max_line_bytes=max_line_bytes)
     except InputErrors as exc:
         for problem in exc.problems:
             stderr.print(f"error: {problem}", markup=False)

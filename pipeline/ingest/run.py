@@ -36,6 +36,7 @@ from pipeline import tables
 from pipeline.ingest import batches
 from pipeline.ingest.store import Store, _crash_point
 from pipeline.inputs import InputSource, resolve
+from pipeline.limits import MAX_LINE_BYTES
 from pipeline.model import BadLine, Event
 from pipeline.reader import iter_lines, parse_line
 from pipeline.replay import Replayer
@@ -229,8 +230,10 @@ class _Run:
         progress: Callable[..., None] | None = None,
         part: int = 0,
         parts: int = 1,
+        max_line_bytes: int = MAX_LINE_BYTES,
     ):
         self.store = store
+        self.max_line_bytes = max_line_bytes
         self.default_rules = default_rules
         self.ingest_id = ingest_id
         self.progress = progress or (lambda *a, **k: None)
@@ -306,7 +309,7 @@ class _Run:
         name = source.name
         part, parts, gid_search = self.part, self.parts, _GAME_ID
         n_events = dups = rejects = 0
-        for line, raw in iter_lines(source):
+        for line, raw in iter_lines(source, self.max_line_bytes):
             if parts > 1:  # inlined _owner: the common line costs three C calls
                 if b"\\" not in raw and raw.count(b'"game_id"') == 1 and (m := gid_search(raw)) is not None:
                     if crc32(m.group(1)) % parts != part:
@@ -591,6 +594,7 @@ def ingest(
     notice: Callable[[str], None] | None = None,
     stdin: BinaryIO | None = None,
     workers: int | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> IngestSummary:
     """Ingest the inputs named by `specs` (files, directories, globs, .gz, '-') into `out`.
 
@@ -598,7 +602,7 @@ def ingest(
     nothing readable) before anything is written; bad lines and broken files never raise.
     `workers`: processes that read and replay (each takes half of the games), 1 or 2; None =
     $FARKLE_LOGS_WORKERS if set, else 2 on a multi-core machine for inputs of 32 MiB or
-    more, else 1.
+    more, else 1. `max_line_bytes`: longer lines are bad_json rejects (pipeline.reader.lines).
     """
     started = time.perf_counter()
     default_rules = default_rules or Ruleset.builtin("standard")
@@ -617,8 +621,8 @@ def ingest(
         gc_was_enabled = gc.isenabled()
         gc.disable()  # the loop holds many small objects; the collector would scan them all again and again
         try:
-            child = _start_part(store, default_rules, ingest_id, to_read, 1) if parts > 1 else None
-            run = _Run(store, default_rules, ingest_id, progress, part=0, parts=parts)
+            child = _start_part(store, default_rules, ingest_id, to_read, 1, max_line_bytes) if parts > 1 else None
+            run = _Run(store, default_rules, ingest_id, progress, part=0, parts=parts, max_line_bytes=max_line_bytes)
             _read_all(run, to_read)
             for counts in run.sources:
                 for problem in counts.problems:
@@ -716,7 +720,7 @@ def _fresh(source: InputSource) -> InputSource:
     return InputSource(source.name, path=source.path)
 
 
-def _start_part(store: Store, default_rules: Ruleset, ingest_id: str, to_read, part: int):
+def _start_part(store: Store, default_rules: Ruleset, ingest_id: str, to_read, part: int, max_line_bytes: int):
     """A child process that reads every input and replays the games of `part` (of 2).
 
     Spawned, not forked: the parent may hold DuckDB, Arrow or polars thread pools, which
@@ -728,7 +732,7 @@ def _start_part(store: Store, default_rules: Ruleset, ingest_id: str, to_read, p
     receiver, sender = ctx.Pipe(duplex=False)
     process = ctx.Process(
         target=_part_main,
-        args=(str(store.root), default_rules, ingest_id, to_read, part, sender),
+        args=(str(store.root), default_rules, ingest_id, to_read, part, sender, max_line_bytes),
         daemon=True,
     )
     process.start()
@@ -736,11 +740,12 @@ def _start_part(store: Store, default_rules: Ruleset, ingest_id: str, to_read, p
     return process, receiver
 
 
-def _part_main(root: str, default_rules: Ruleset, ingest_id: str, to_read, part: int, sender) -> None:
+def _part_main(root: str, default_rules: Ruleset, ingest_id: str, to_read, part: int, sender,
+               max_line_bytes: int = MAX_LINE_BYTES) -> None:
     try:
         gc.disable()
         store = Store.attach(Path(root))
-        run = _Run(store, default_rules, ingest_id, None, part=part, parts=2)
+        run = _Run(store, default_rules, ingest_id, None, part=part, parts=2, max_line_bytes=max_line_bytes)
         _read_all(run, to_read)
         run.replay_touched()
         run.finish()
