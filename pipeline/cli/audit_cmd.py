@@ -117,7 +117,15 @@ def _coach(resolution, game_id: str, default_rules, format: AuditFormat, thresho
         stderr.print(f"error: game {game_id} is not in these logs", markup=False)
         raise typer.Exit(EXIT_DATA)
     if policy is None:
-        stderr.print(f"note: the ruleset of game {game_id} cannot be solved: nothing is judged", markup=False)
+        from pipeline.strategy.solver import SolverBudgetError, check_budget
+
+        why = "its ruleset cannot be solved"
+        try:
+            if result.ruleset is not None:
+                check_budget(result.ruleset)
+        except SolverBudgetError as exc:
+            why = str(exc)
+        stderr.print(f"note: game {game_id}: {why}; nothing is judged", markup=False)
     text = (coach_json if format is AuditFormat.json else coach_text)(game_id, judged, threshold)
     sys.stdout.write(text)
     sys.stdout.flush()

@@ -28,12 +28,14 @@ def report(
     """Write one HTML page (charts, player table, audit findings) that opens offline by
     double-click. Exit 1 when DATASET is not a dataset or --game is not in it; 2: bad usage."""
     from pipeline.report import GameNotFound, write_report
+    from pipeline.strategy.solver import refusals
 
 
     filters = filters_or_exit(player, rules, since, until)
     ds = dataset_or_exit(dataset)
     try:
-        path = write_report(ds, out, filters, title=title, game=game)
+        with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
+            path = write_report(ds, out, filters, title=title, game=game)
     except GameNotFound as exc:
         stderr.print(f"error: {exc}", markup=False)
         raise typer.Exit(EXIT_DATA)
@@ -42,5 +44,7 @@ def report(
     except Exception as exc:  # a damaged Parquet file, a column missing from the contract
         stderr.print(f"error: cannot build the report over {dataset}: {exc}", markup=False)
         raise typer.Exit(EXIT_DATA)
+    for message in unsolved:
+        stderr.print(f"note: {message}; its games' choices are not judged in Decision quality", markup=False)
     size = path.stat().st_size
     stdout.print(f"wrote {path.resolve()} ({size / 1e6:.1f} MB)", markup=False)

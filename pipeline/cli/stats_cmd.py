@@ -111,7 +111,7 @@ def stats(
     """Bust rates against the exact odds, turn value, bank-or-roll choices, player summaries
     and dice fairness. Exit 1 when DATASET is missing or not a farkle-logs dataset."""
     from pipeline.stats import DEFAULT_SECTIONS, SECTIONS, TABLE_NAMES, compute
-    from pipeline.strategy.solver import MODEL_NOTE
+    from pipeline.strategy.solver import MODEL_NOTE, refusals
 
     wanted_sections, wanted_tables = _selection(section or list(DEFAULT_SECTIONS), SECTIONS, TABLE_NAMES)
     if format is StatsFormat.csv and len(wanted_tables) != 1:
@@ -121,10 +121,13 @@ def stats(
     filters = filters_or_exit(player, rules, since, until, game)
     ds = dataset_or_exit(dataset)
     try:
-        tables = compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold)
+        with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
+            tables = compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold)
     except Exception as exc:  # a damaged Parquet file, a column missing from the contract
         stderr.print(f"error: cannot compute stats over {dataset}: {exc}", markup=False)
         raise typer.Exit(EXIT_DATA)
+    for message in unsolved:
+        stderr.print(f"note: {message}; its games' choices are not judged", markup=False)
     tables = {name: tables[name] for name in wanted_tables}
     if all(t.num_rows == 0 for t in tables.values()):
         stderr.print("note: no rows match these filters", markup=False)
