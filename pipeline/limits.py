@@ -17,6 +17,9 @@ MAX_LINE_BYTES = 1 << 20
 #: level 1). Deeper is `bad_json` "nested too deeply". 128 keeps every recursive encoder and
 #: decoder downstream (msgspec, json, DuckDB, Arrow) far from Python's recursion limit.
 MAX_JSON_DEPTH = 128
+TOO_DEEP = f"nested too deeply: more than {MAX_JSON_DEPTH} levels of arrays and objects"
+#: What a value with an integer of more than 4,300 digits gets (Python refuses to read it).
+TOO_MANY_DIGITS = "a number is too large to represent"
 
 
 def format_bytes(size: int) -> str:

@@ -10,9 +10,9 @@ import json
 import tomllib
 from pathlib import Path
 
-from pipeline.limits import format_bytes
+from pipeline.limits import TOO_DEEP, format_bytes
 from pipeline.rules import Ruleset, RulesetError
-from pipeline.rules.ruleset import TOO_DEEP
+from pipeline.rules.ruleset import json_problem
 
 MAX_RULESET_FILE_BYTES = 1 << 20
 
@@ -54,8 +54,10 @@ def load_ruleset_file(path: Path) -> Ruleset:
             value = json.loads(raw)
     except RecursionError:
         raise RulesetError(f"ruleset file {path} is not valid {kind}: {TOO_DEEP}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise RulesetError(f"ruleset file {path} is not valid {kind}: {exc}") from None
+    except ValueError as exc:
+        raise RulesetError(f"ruleset file {path} is not valid {kind}: {json_problem(exc)}") from None
     try:
         return Ruleset.from_value(value)
     except RulesetError as exc:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import msgspec
 
-from pipeline.limits import MAX_JSON_DEPTH, format_bytes
+from pipeline.limits import MAX_JSON_DEPTH, TOO_DEEP, TOO_MANY_DIGITS, format_bytes
 from pipeline.model import BadLine, Event
 from pipeline.reader.fast import decode_event
 from pipeline.reader.lines import LongLine
@@ -78,12 +78,8 @@ def nesting_exceeds(value, limit: int) -> bool:
     return False
 
 
-def too_deep_reason(limit: int = MAX_JSON_DEPTH) -> str:
-    return f"nested too deeply: more than {limit} levels of arrays and objects"
-
-
 def _too_deep(raw: bytes, file: str, line: int) -> BadLine:
-    return BadLine(file, line, "bad_json", "not valid JSON: " + too_deep_reason(), line_text(raw))
+    return BadLine(file, line, "bad_json", "not valid JSON: " + TOO_DEEP, line_text(raw))
 
 
 def long_line_reason(size: int, limit: int) -> str:
@@ -116,6 +112,6 @@ def json_error(raw: bytes, exc: Exception) -> str:
                 return f"{word.decode()} is not a JSON number (byte {start})"
     if message == "Input data was truncated":
         return "the line ends in the middle of a value (cut off, or a bad escape)"
-    if message.startswith("Number out of range"):
-        return "a number is too large to represent"
+    if message.startswith(("Number out of range", "Integer value out of range")):
+        return TOO_MANY_DIGITS
     return message

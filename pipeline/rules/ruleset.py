@@ -12,10 +12,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from pipeline.limits import MAX_JSON_DEPTH
+from pipeline.limits import TOO_DEEP, TOO_MANY_DIGITS
 
 N_OF_A_KIND_MODES = ("flat", "doubling", "linear")
-TOO_DEEP = f"nested too deeply (more than {MAX_JSON_DEPTH} levels of arrays and objects)"
 
 #: Upper bounds of the numeric knobs (docs/rules.md, "Limits"). Generous for any real house
 #: rule: the largest real table value is six of a kind = 10,000 and real targets are 2,000 to
@@ -113,7 +112,7 @@ class Ruleset:
         except RecursionError:
             raise RulesetError(f"ruleset is not valid JSON: {TOO_DEEP}") from None
         except ValueError as exc:  # JSONDecodeError, or an integer of more than 4300 digits
-            raise RulesetError(f"ruleset is not valid JSON: {exc}") from None
+            raise RulesetError(f"ruleset is not valid JSON: {json_problem(exc)}") from None
         return cls.from_value(value)
 
     # ---- canonical form -------------------------------------------------------------
@@ -230,6 +229,11 @@ def _validate_knob(name: str, value: Any) -> Any:
     if name == "partial_straights":
         return _validate_partial_straights(value)
     raise RulesetError(f"unknown knob {name!r}")  # pragma: no cover - KNOB_NAMES guards
+
+
+def json_problem(exc: ValueError) -> str:
+    """A parser's complaint, in words for the user (Python's advice on digits is not for them)."""
+    return TOO_MANY_DIGITS if "digits" in str(exc) and "limit" in str(exc) else str(exc)
 
 
 def _at_most(what: str, number: int, limit: int, given: Any) -> int:
