@@ -102,35 +102,33 @@ def iter_lines(source: InputSource, max_line_bytes: int = MAX_LINE_BYTES) -> Ite
                 lineno += 1
                 yield lineno, long.line(max_line_bytes)
                 long = None
-                parts[0] = b""  # counted just above, not a line of its own
-                skip_first = True
-            else:
-                skip_first = False
-                if parts and pending:
-                    if pending_len + len(parts[0]) > max_line_bytes:
-                        lineno += 1
-                        yield lineno, _LongSoFar(pending, parts[0]).line(max_line_bytes)
-                        parts[0] = b""
-                        skip_first = True
-                    else:
-                        pending.append(parts[0])
-                        parts[0] = b"".join(pending)
-                    pending = []
-                    pending_len = 0
-            if len(chunk) > max_line_bytes and max(map(len, parts), default=0) > max_line_bytes:
-                parts = [LongLine(len(raw), raw[:LONG_LINE_HEAD], max_line_bytes)
-                         if len(raw) > max_line_bytes else raw for raw in parts]
-            for raw in parts:
-                if skip_first:
-                    skip_first = False
-                    continue
-                lineno += 1
-                if type(raw) is LongLine:
-                    yield lineno, raw
-                elif not raw or raw.isspace():  # parse.is_blank, inlined: once per line
-                    blank += 1
+                del parts[0]  # that line's end, counted just above
+            elif parts and pending:
+                if pending_len + len(parts[0]) > max_line_bytes:
+                    lineno += 1
+                    yield lineno, _LongSoFar(pending, parts[0]).line(max_line_bytes)
+                    del parts[0]
                 else:
-                    yield lineno, raw
+                    pending.append(parts[0])
+                    parts[0] = b"".join(pending)
+                pending = []
+                pending_len = 0
+            if len(chunk) > max_line_bytes and max(map(len, parts), default=0) > max_line_bytes:
+                for raw in parts:  # the rare chunk holding a whole line over the limit
+                    lineno += 1
+                    if len(raw) > max_line_bytes:
+                        yield lineno, LongLine(len(raw), raw[:LONG_LINE_HEAD], max_line_bytes)
+                    elif not raw or raw.isspace():
+                        blank += 1
+                    else:
+                        yield lineno, raw
+            else:
+                for raw in parts:  # the hot loop: no line here can be over the limit
+                    lineno += 1
+                    if not raw or raw.isspace():  # parse.is_blank, inlined: once per line
+                        blank += 1
+                    else:
+                        yield lineno, raw
             if tail:
                 if long is None and pending_len + len(tail) <= max_line_bytes:
                     pending.append(tail)
