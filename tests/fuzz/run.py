@@ -68,7 +68,7 @@ def _atheris(args) -> int:
     prefix = str(args.artifacts / f"{args.target}-")
     libfuzzer = [
         sys.argv[0], str(corpus), str(seed_dir),
-        f"-max_total_time={args.seconds}", f"-max_len={MAX_LEN[args.target]}", "-timeout=10",
+        f"-max_total_time={args.seconds}", f"-max_len={MAX_LEN[args.target]}", "-timeout=60",
         "-rss_limit_mb=2048", f"-artifact_prefix={prefix}", "-print_final_stats=1",
     ]
     atheris.Setup(libfuzzer, target)
