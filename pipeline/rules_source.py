@@ -44,6 +44,8 @@ def load_ruleset_file(path: Path) -> Ruleset:
             raw = fh.read(MAX_RULESET_FILE_BYTES + 1)
     except OSError as exc:
         raise RulesetError(f"cannot read ruleset file {path}: {exc.strerror or exc}") from None
+    except ValueError:  # a NUL in the name (only a library caller can pass one)
+        raise RulesetError(f"cannot read ruleset file {str(path)!r}: a file name cannot hold a NUL byte") from None
     if len(raw) > MAX_RULESET_FILE_BYTES:
         raise RulesetError(f"ruleset file {path} is over {format_bytes(MAX_RULESET_FILE_BYTES)}: not a ruleset")
     kind = path.suffix[1:] or "JSON"

@@ -108,3 +108,10 @@ def test_a_ruleset_knob_with_a_nested_value_gets_a_short_message():
     with pytest.raises(RulesetError) as caught:
         Ruleset.from_value(value)
     assert "opening" in str(caught.value) and len(str(caught.value)) < 200
+
+
+def test_ruleset_specs_that_name_no_possible_file_are_errors_not_crashes():
+    # found by fuzzing: a NUL in a name ending in .toml; and a name too long for the OS
+    for spec in ("\x01\x00<#.toml", "x" * 5000 + ".json", "[" * 5000):
+        with pytest.raises(RulesetError):
+            load_ruleset(spec)
