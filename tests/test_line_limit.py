@@ -255,3 +255,14 @@ def test_memory_stays_bounded_on_a_64_mib_game_id(tmp_path):
     peak, games_with_big, codes = peak_mib(path)
     assert codes == ["bad_json"] and games_with_big == games
     assert peak - baseline < 40, (peak, baseline)
+
+
+def test_ingest_in_two_processes_counts_the_long_line_once(tmp_path):
+    # Each worker process reads every line; only one of them may keep a line without a game.
+    from pipeline.ingest import ingest
+
+    path = big_game_id_log(tmp_path, 5000)
+    summary = ingest([str(path)], tmp_path / "ds", workers=2, max_line_bytes=4096)
+    assert summary.rejects == 1 and summary.events == standard_lines() and summary.invariant_holds
+    single = ingest([str(path)], tmp_path / "ds1", workers=1, max_line_bytes=4096)
+    assert (single.rejects, single.events, single.findings) == (summary.rejects, summary.events, summary.findings)
