@@ -58,7 +58,7 @@ class LongLine(bytes):
     def __repr__(self) -> str:
         return f"LongLine(size={self.size}, limit={self.limit})"
 
-    def __reduce__(self):  # pickles as itself (ingest's worker processes pass lines around)
+    def __reduce__(self):  # pickles as itself, so a line can cross a process boundary like bytes
         return (LongLine, (self.size, self.head, self.limit))
 
 
