@@ -27,7 +27,7 @@ from pipeline.cli.main import app
 from pipeline.inputs import InputSource
 from pipeline.limits import MAX_LINE_BYTES, format_bytes, parse_size
 from pipeline.model import BadLine, Event
-from pipeline.reader import LongLine, iter_lines, read_events
+from pipeline.reader import LongLine, iter_lines, long_line_reject, read_events
 from pipeline.reader import lines as lines_module
 from pipeline.reader.lines import LONG_LINE_HEAD
 
@@ -266,3 +266,11 @@ def test_ingest_in_two_processes_counts_the_long_line_once(tmp_path):
     assert summary.rejects == 1 and summary.events == standard_lines() and summary.invariant_holds
     single = ingest([str(path)], tmp_path / "ds1", workers=1, max_line_bytes=4096)
     assert (single.rejects, single.events, single.findings) == (summary.rejects, summary.events, summary.findings)
+
+
+def test_long_line_reject_is_the_one_way_to_make_the_reject():
+    # Any other splitter (ingest's) makes its rejects with this function: same words, same text.
+    bad = long_line_reject("f.jsonl", 9, 3_000_000, b"x" * (LONG_LINE_HEAD + 50), MAX_LINE_BYTES)
+    assert (bad.file, bad.line, bad.code) == ("f.jsonl", 9, "bad_json")
+    assert bad.reason == "line is 3,000,000 bytes, over the limit of 1 MiB; raise it with --max-line-bytes"
+    assert bad.raw == "x" * LONG_LINE_HEAD

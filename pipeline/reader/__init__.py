@@ -18,10 +18,11 @@ from pipeline.inputs import InputSource
 from pipeline.limits import MAX_LINE_BYTES
 from pipeline.model import BadLine, Event, FileProblem
 from pipeline.reader.lines import LongLine, iter_lines
-from pipeline.reader.parse import is_blank, parse_line
+from pipeline.reader.parse import is_blank, long_line_reject, parse_line
 
 __all__ = [
-    "FileProblem", "LongLine", "MAX_LINE_BYTES", "is_blank", "iter_lines", "parse_line", "read_events", "read_lines",
+    "FileProblem", "LongLine", "MAX_LINE_BYTES", "is_blank", "iter_lines", "long_line_reject", "parse_line",
+    "read_events", "read_lines",
 ]
 
 

@@ -15,7 +15,9 @@ A line longer than `max_line_bytes` (default `pipeline.limits.MAX_LINE_BYTES`, 1
 never joined: from the moment it passes the limit only its first LONG_LINE_HEAD bytes are
 kept and the rest is counted, so one 2 GiB line costs a few MiB of memory, and it comes out
 as a `LongLine` that `parse_line` turns into a reject naming its size. This is a contract
-for every reader of logs (tests hold `iter_lines`, `read_events` and the CLI to it).
+for every reader of logs (tests hold `iter_lines`, `read_events` and the CLI to it): another
+splitter keeps it by honouring the same `max_line_bytes` and making its rejects with
+`parse.long_line_reject`.
 """
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ import msgspec
 from pipeline.limits import MAX_JSON_DEPTH, TOO_DEEP, TOO_MANY_DIGITS, format_bytes
 from pipeline.model import BadLine, Event
 from pipeline.reader.fast import decode_event
-from pipeline.reader.lines import LongLine
+from pipeline.reader.lines import LONG_LINE_HEAD, LongLine
 from pipeline.reader.timestamps import match_ts
 from pipeline.reader.validate import check_object, line_text
 
@@ -82,13 +82,16 @@ def _too_deep(raw: bytes, file: str, line: int) -> BadLine:
     return BadLine(file, line, "bad_json", "not valid JSON: " + TOO_DEEP, line_text(raw))
 
 
-def long_line_reason(size: int, limit: int) -> str:
-    return f"line is {size:,} bytes, over the limit of {format_bytes(limit)}; raise it with --max-line-bytes"
+def long_line_reject(file: str, line: int, size: int, head: bytes, limit: int) -> BadLine:
+    """The reject of a line over the length limit: every reader of logs (iter_lines here,
+    any other splitter) makes it with this, so the message and the kept text are the same."""
+    reason = f"line is {size:,} bytes, over the limit of {format_bytes(limit)}; raise it with --max-line-bytes"
+    return BadLine(file, line, "bad_json", reason, line_text(head[:LONG_LINE_HEAD]))
 
 
 def _bad_json(raw: bytes, file: str, line: int, exc: Exception) -> BadLine | None:
     if type(raw) is LongLine:  # holds no bytes: see lines.LongLine
-        return BadLine(file, line, "bad_json", long_line_reason(raw.size, raw.limit), line_text(raw.head))
+        return long_line_reject(file, line, raw.size, raw.head, raw.limit)
     if is_blank(raw):
         return None
     return BadLine(file, line, "bad_json", "not valid JSON: " + json_error(raw, exc), line_text(raw))
