@@ -74,8 +74,9 @@ MODEL_NOTE = (
     "farkle penalties and the race to the target are not modelled"
 )
 TOL = 1e-7  # points: roll only when it beats banking by more than this
-#: Most value-table entries solved for one ruleset (all bank floors together): about 3 s of
-#: one core of a small machine (~10,000 entries/s, bench/solver.py). `standard` needs 5,160;
+#: Most value-table entries solved for one ruleset (all bank floors together): about 1.5 s of
+#: one core of a small machine (bench/solver.py: grid 10, 24,120 entries, 1.1 to 1.3 s; standard,
+#: 5,160 entries, 0.15 to 0.26 s). `standard` needs 5,160;
 #: a house table whose values are all multiples of 25 about 10,000, of 10 about 24,000. Values
 #: that share no divisor (grid 1) or huge single scores (a lone 1 = 100,000) need millions.
 SOLVER_STATE_BUDGET = 30_000
