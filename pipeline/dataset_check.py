@@ -82,7 +82,16 @@ def snapshot_manifest_path(number: int) -> str:
 
 def _load_json(path: Path) -> Any:
     """JSON of a small file; OSError, UnicodeDecodeError or ValueError when unusable."""
-    return json.loads(path.read_bytes().decode("utf-8"))
+    return parse_json(path.read_bytes())
+
+
+def parse_json(data: bytes) -> Any:
+    """json.loads, with nesting too deep for the decoder as a ValueError like any other
+    malformed JSON (a hostile manifest must not end in a RecursionError)."""
+    try:
+        return json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def _version_error(path: Path, version: Any) -> DatasetVersionError:
@@ -169,10 +178,21 @@ def manifest_problem(manifest: Any, snapshot: int | None) -> str | None:
     for name, files in tables.items():
         if not isinstance(files, list) or not all(_is_file_name(f) for f in files):
             return f"`tables.{name}` is not a list of file names"
+        if len(set(files)) != len(files):
+            return f"`tables.{name}` lists a file twice"
     for key in ("files", "ingests"):
-        if not isinstance(manifest.get(key, []), list):
-            return f"`{key}` is not a list"
+        entries = manifest.get(key, [])
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            return f"`{key}` is not a list of objects"
+    for entry in manifest.get("files", []):
+        if not (isinstance(entry.get("path"), str) and isinstance(entry.get("ingest_id"), str)
+                and _is_int_or_null(entry.get("size")) and isinstance(entry.get("sha256"), (str, type(None)))):
+            return "an entry of `files` lacks its path, ingest_id, size or sha256"
     return None
+
+
+def _is_int_or_null(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def explain_missing_pointer(root: Path) -> DatasetError:

@@ -9,7 +9,6 @@ which finds damage inside a file that a footer cannot show. It never writes.
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from pipeline.dataset_check import (
     DatasetDamaged,
     DatasetError,
     manifest_problem,
+    parse_json,
     read_pointer,
 )
 from pipeline.tables import TABLES
@@ -87,7 +87,7 @@ def verify_snapshot(root: Path, manifest_relative: str, snapshot: int | None, *,
     and every file it lists."""
     path = root / manifest_relative
     try:
-        manifest = json.loads(path.read_bytes().decode("utf-8"))
+        manifest = parse_json(path.read_bytes())
     except FileNotFoundError:
         return SnapshotCheck(None, [Problem(manifest_relative, "missing")])
     except (OSError, UnicodeDecodeError, ValueError) as exc:

@@ -297,3 +297,32 @@ def test_fuzz_damaged_datasets_never_a_traceback_never_a_silent_loss(tmp_path, s
         assert result.exit_code in (0, 1), (done, result.output)
     added = sum(1 for line in extra.read_text().splitlines() if line.strip())
     assert count(built.ds, "events") == total + added, done
+
+
+@pytest.mark.parametrize(
+    "mangle, message",
+    [
+        (lambda m: "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        (lambda m: json.dumps({**m, "files": ["a.jsonl"]}), "`files` is not a list of objects"),
+        (lambda m: json.dumps({**m, "files": [{"path": "a.jsonl"}]}), "lacks its path, ingest_id, size or sha256"),
+        (lambda m: json.dumps({**m, "tables": {**m["tables"], "events": m["tables"]["events"] * 2}}),
+         "`tables.events` lists a file twice"),
+        (lambda m: json.dumps({**m, "tables": {**m["tables"], "turns": ["/etc/passwd"]}}),
+         "`tables.turns` is not a list of file names"),
+        (lambda m: json.dumps({**m, "snapshot": 7}), "it is snapshot 7, _current.json says 2"),
+        (lambda m: json.dumps(m).encode("utf-16").decode("latin-1"), "unreadable"),
+    ],
+    ids=["deep", "files-strings", "files-fields", "twice", "absolute", "other-snapshot", "utf16"],
+)
+def test_hostile_manifests_are_damage_not_tracebacks(tmp_path, mangle, message):
+    built = two_snapshots(tmp_path)
+    path = built.ds / ".snapshots" / "000002" / "manifest.json"
+    path.write_text(mangle(json.loads(path.read_text())), encoding="latin-1")
+    for args in (["ingest", built.b, "--out", built.ds], ["stats", built.ds]):
+        result = cli(*args)
+        assert result.exit_code == 2, result.output
+        assert "damaged dataset" in result.stderr and message in result.stderr, result.stderr
+    check = cli("dataset", "check", built.ds)
+    assert check.exit_code == 1 and message in check.stdout
+    repair = cli("dataset", "repair", built.ds)
+    assert repair.exit_code == 0 and "pointed the dataset at snapshot 1" in repair.stdout
