@@ -35,6 +35,7 @@ bench-all: bench
 	$(BIN)/python bench/simulate.py
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/stats.py
+	$(BIN)/python bench/dataset_read.py
 
 clean:
 	rm -rf $(DEMO_OUT) .pytest_cache
