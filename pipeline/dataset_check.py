@@ -138,13 +138,16 @@ def _is_inside(relative: Any) -> bool:
     return not PurePosixPath(relative).is_absolute() and ".." not in parts and bool(parts)
 
 
-def _is_file_name(name: Any) -> bool:
-    return isinstance(name, str) and _is_inside(name) and "/" not in name and name not in (".", "..")
+def _is_table_file(name: Any) -> bool:
+    """A path relative to its table's directory: a file name, or `key=value/name` for a
+    partitioned table; never outside the directory."""
+    return isinstance(name, str) and _is_inside(name) and not name.endswith("/") and "." not in PurePosixPath(name).parts
 
 
 def read_manifest(root: Path, pointer: Pointer) -> dict[str, Any]:
     """The manifest `pointer` names, checked: right format and version, the same snapshot
-    number, and `tables` mapping table names to lists of plain file names. Tables it does not
+    number, and `tables` mapping table names to lists of file paths inside each table's
+    directory. Tables it does not
     list (none in version 2) come back empty. Raises DatasetDamaged."""
     path = root / pointer.manifest
     try:
@@ -176,8 +179,8 @@ def manifest_problem(manifest: Any, snapshot: int | None) -> str | None:
     if not isinstance(tables, dict):
         return "no `tables` object"
     for name, files in tables.items():
-        if not isinstance(files, list) or not all(_is_file_name(f) for f in files):
-            return f"`tables.{name}` is not a list of file names"
+        if not isinstance(files, list) or not all(_is_table_file(f) for f in files):
+            return f"`tables.{name}` is not a list of file paths inside the table's directory"
         if len(set(files)) != len(files):
             return f"`tables.{name}` lists a file twice"
     for key in ("files", "ingests"):

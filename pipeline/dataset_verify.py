@@ -225,7 +225,8 @@ def _unlisted(root: Path, manifest_relative: str, manifest: dict[str, Any]) -> l
         if not directory.is_dir():
             continue
         listed = set(manifest["tables"].get(table, []))
-        extra = sorted(p.name for p in directory.iterdir() if p.name not in listed)
+        extra = sorted(name for p in directory.rglob("*") if not p.is_dir()
+                       and (name := p.relative_to(directory).as_posix()) not in listed)
         if extra:
             notes.append(
                 f"{os.path.relpath(directory, root)}: {len(extra)} file(s) the manifest does not list "

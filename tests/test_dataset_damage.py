@@ -308,7 +308,7 @@ def test_fuzz_damaged_datasets_never_a_traceback_never_a_silent_loss(tmp_path, s
         (lambda m: json.dumps({**m, "tables": {**m["tables"], "events": m["tables"]["events"] * 2}}),
          "`tables.events` lists a file twice"),
         (lambda m: json.dumps({**m, "tables": {**m["tables"], "turns": ["/etc/passwd"]}}),
-         "`tables.turns` is not a list of file names"),
+         "`tables.turns` is not a list of file paths inside the table's directory"),
         (lambda m: json.dumps({**m, "snapshot": 7}), "it is snapshot 7, _current.json says 2"),
         (lambda m: json.dumps(m).encode("utf-16").decode("latin-1"), "unreadable"),
     ],

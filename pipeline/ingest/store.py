@@ -287,6 +287,8 @@ class Store:
             kept = [f for f in self.manifest["tables"][table] if f not in removed.get(table, set())]
             for fname in kept:
                 assert old is not None
+                if "/" in fname:  # a partitioned table of a hand-made dataset
+                    (directory / fname).parent.mkdir(parents=True, exist_ok=True)
                 _link_or_copy(old / table / fname, directory / fname)
             added = []
             for path in new_files.get(table, []):

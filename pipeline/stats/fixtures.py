@@ -19,10 +19,11 @@ from pipeline.tables import DATASET_VERSION, TABLES
 
 
 def write_manifest(root: Path, **extra: Any) -> None:
-    """Make `root` a dataset of the Parquet files now in `root/<table>/`: a manifest listing
-    them (in name order) and the pointer naming that manifest."""
+    """Make `root` a dataset of the Parquet files now in `root/<table>/` (subdirectories
+    too): a manifest listing them (in name order) and the pointer naming that manifest.
+    Call it again after adding or removing files."""
     root.mkdir(parents=True, exist_ok=True)
-    tables = {t: sorted(p.name for p in (root / t).glob("*.parquet")) for t in TABLES}
+    tables = {t: sorted(p.relative_to(root / t).as_posix() for p in (root / t).rglob("*.parquet")) for t in TABLES}
     manifest = {"format": FORMAT, "dataset_version": DATASET_VERSION, "snapshot": 1, "tables": tables,
                 "files": [], "ingests": [], **extra}
     (root / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
