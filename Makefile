@@ -35,6 +35,7 @@ bench-all: bench
 	$(BIN)/python bench/simulate.py
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/stats.py
+	$(BIN)/python bench/dataset_read.py
 
 # Each fuzz target (tests/fuzz/targets.py) for FUZZ_SECONDS; `make test` runs them ~12 s each.
 # The corpus grows in .fuzz-corpus/ across runs; logs and any failing input go to FUZZ_ARTIFACTS.

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from tests.ingest_games import dump, games, interleave
 from pipeline.cli.main import app
+from pipeline.dataset_check import open_dataset
 from pipeline.ingest import StoreError, ingest
 from pipeline.rules import Ruleset
 from pipeline.tables import DATASET_VERSION, TABLES
@@ -21,17 +22,19 @@ runner = CliRunner()
 
 
 def table(dataset: Path, name: str, drop=("ingest_id",)) -> list[tuple]:
-    """A table's rows, sorted, without the columns that name the ingest run."""
-    rel = duckdb.sql(f"select * from read_parquet('{dataset}/{name}/**/*.parquet', hive_partitioning=true)")
+    """A table's rows, sorted, without the columns that name the ingest run: the files the
+    current manifest lists (what every reader of the dataset reads), not a glob."""
+    files = open_dataset(dataset).duckdb_paths(name)
+    rel = duckdb.sql("select * from read_parquet($files)", params={"files": files})
     cols = [c for c in rel.columns if c not in drop]
     return sorted(rel.select(*cols).fetchall(), key=repr)
 
 
 def count(dataset: Path, name: str) -> int:
-    files = list((dataset / name).glob("**/*.parquet"))
+    files = open_dataset(dataset).duckdb_paths(name)
     if not files:
         return 0
-    return duckdb.sql(f"select count(*) from read_parquet('{dataset}/{name}/**/*.parquet')").fetchall()[0][0]
+    return duckdb.sql("select count(*) from read_parquet($files)", params={"files": files}).fetchall()[0][0]
 
 
 def everything(dataset: Path) -> dict[str, list[tuple]]:

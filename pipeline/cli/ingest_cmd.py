@@ -19,7 +19,9 @@ from pipeline.cli.common import (
     usage_error,
 )
 from pipeline.cli.main import app
+from pipeline.cli.dataset_options import dataset_failure
 from pipeline.ingest import InputErrors, StoreError, ingest
+from pipeline.ingest.store import describe_os_error
 from pipeline.inputs import InputError
 
 
@@ -37,7 +39,8 @@ def ingest_command(
 
     Exit 0: everything valid. Exit 1: the data has rejects (lines that are not valid events),
     error findings, or broken files; the summary's `rejects`, `replay_errors` and
-    `file_problems` say which. Exit 2: bad usage (nothing is written).
+    `file_problems` say which. Exit 2: bad usage, a damaged dataset, or a dataset that cannot
+    be written (full disk, read-only): nothing is committed.
     """
     ruleset = rules_or_exit(rules)
 
@@ -54,6 +57,11 @@ def ingest_command(
         usage_error(f"{len(exc.problems)} inputs name nothing readable; nothing was ingested")
     except (InputError, StoreError) as exc:
         usage_error(f"{exc}; nothing was ingested")
+    except OSError as exc:  # the reader reports input problems itself: this is the dataset's disk
+        usage_error(f"cannot write to the dataset: {describe_os_error(exc, out)}; nothing was ingested, "
+                    "the dataset is as it was")
+    except Exception as exc:  # a damaged Parquet file of the dataset (exit 2) or a bug (re-raised)
+        dataset_failure(out, exc, suffix="; nothing was ingested")
     data = summary.to_dict()
     if format is TextOrJson.json:
         stdout.print_json(json.dumps(data))

@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import tables
+from pipeline.dataset_check import duckdb_path
 from pipeline.ingest import batches
 from pipeline.ingest.store import Store, _crash_point
 from pipeline.inputs import InputSource, resolve
@@ -267,7 +268,7 @@ class _Run:
         import duckdb
 
         con = duckdb.connect()
-        paths = [str(p) for p in files]
+        paths = [duckdb_path(p) for p in files]
         agg = con.execute(
             "select game_id, min(seq), max(seq), count(*), count(distinct seq) "
             "from read_parquet(?) group by game_id",
@@ -430,7 +431,7 @@ class _Run:
             }
         )
         touched = pa.table({"game_id": sorted(self.touched)})
-        paths = [str(p) for p in self.store.table_files("events")] + [str(p) for p in self.sinks["events"].files]
+        paths = [duckdb_path(p) for p in self.store.table_files("events") + self.sinks["events"].files]
         con = duckdb.connect()
         con.register("file_order", order)
         con.register("touched", touched)
@@ -453,7 +454,7 @@ class _Run:
     def _stored_rulesets(self, con) -> dict[str, Ruleset]:
         """The ruleset each touched game was replayed with, for games whose game_start has no
         `rules`: a later run with another --rules does not change an existing game."""
-        files = [str(p) for p in self.store.table_files("games")]
+        files = [duckdb_path(p) for p in self.store.table_files("games")]
         if not files:
             return {}
         rows = con.execute(
@@ -654,6 +655,8 @@ def ingest(
         if sources:
             new_files = {name: [f for r in results for f in r["files"][name]] for name in tables.TABLES}
             store.commit(_manifest(store.manifest, summary, sources, ingest_id, default_rules), new_files, removed)
+            for warning in store.warnings:
+                notice(warning)
         else:  # every input was skipped: nothing to add, the dataset stays as it is
             store.discard_staging()
         summary.snapshot = store.manifest["snapshot"]
@@ -750,6 +753,8 @@ def _part_main(root: str, default_rules: Ruleset, ingest_id: str, to_read, part:
         run.replay_touched()
         run.finish()
         sender.send(("ok", run.result()))
+    except OSError as exc:  # a full or read-only disk: the parent reports it as for its own writes
+        sender.send(("oserror", (exc.errno, exc.strerror, exc.filename)))
     except BaseException as exc:  # reported by the parent, which owns the exit code
         import traceback
 
@@ -766,6 +771,8 @@ def _join_part(child) -> dict[str, Any]:
         process.join()
         raise RuntimeError(f"ingest worker process died (exit code {process.exitcode})") from None
     process.join()
+    if status == "oserror":
+        raise OSError(*payload)
     if status != "ok":
         raise RuntimeError(f"ingest worker process failed: {payload}")
     return payload
