@@ -66,6 +66,14 @@ def in_replay_order(events: pa.Table) -> pa.Table:
     """The rows sorted by (file_ordinal, source_line) when the ordering column is there."""
     if ORDER_COLUMN not in events.column_names or events.num_rows < 2:
         return events
+    files, lines = events.column(ORDER_COLUMN), events.column("source_line")
+    n = events.num_rows
+    a_files, b_files = files.slice(0, n - 1), files.slice(1)
+    a_lines, b_lines = lines.slice(0, n - 1), lines.slice(1)
+    ascending = pc.or_(pc.less(a_files, b_files),
+                       pc.and_(pc.equal(a_files, b_files), pc.less_equal(a_lines, b_lines)))
+    if pc.all(ascending).as_py():
+        return events  # already in order (a one-run ingest): no copy
     order = pc.sort_indices(events, sort_keys=[(ORDER_COLUMN, "ascending"), ("source_line", "ascending")])
     return events.take(order)
 
