@@ -44,7 +44,7 @@ def _one_ts(value: str | None) -> datetime | None:
         return None
     try:
         return pa.array([value]).cast(tables.TS)[0].as_py()
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):
         pass
     try:  # more than 6 fractional digits: cut to microseconds
         head, sep, rest = value.partition(".")
@@ -53,7 +53,7 @@ def _one_ts(value: str | None) -> datetime | None:
             value = head + "." + rest[: min(digits, 6)] + rest[digits:]
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
         return parsed.astimezone(timezone.utc)
-    except ValueError:
+    except (ValueError, OverflowError):  # 0001-01-01T00:00:00+01:00 is before year 1 in UTC
         return None
 
 
