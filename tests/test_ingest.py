@@ -365,3 +365,36 @@ def test_tiny_blocks_give_the_same_dataset_as_one_block(tmp_path):
                       f"where file = '{files[0]}' order by line").fetchall()
     assert [r[0] for r in rows] == long
     assert all("over the limit of 300 bytes" in r[1] for r in rows)
+
+
+def test_a_cut_last_line_completed_later_replaces_its_reject(tmp_path):
+    lines = interleave(games(3, seed=31), seed=3)
+    whole = dump(lines[:12])
+    cut = dump(lines[:10]) + json.dumps(lines[10]).encode()[:20]  # line 11 cut mid-way, no newline
+    log = tmp_path / "live.jsonl"
+    log.write_bytes(cut)
+    first = ingest([str(log)], tmp_path / "ds")
+    assert (first.events, first.rejects) == (10, 1)
+    log.write_bytes(whole)
+    second = ingest([str(log)], tmp_path / "ds")
+    assert (second.duplicates, second.events, second.rejects, second.superseded) == (10, 2, 0, 1)
+    assert count(tmp_path / "ds", "rejects") == 0
+    one = tmp_path / "one.jsonl"
+    one.write_bytes(whole)
+    ingest([str(one)], tmp_path / "one")
+    drop = ("ingest_id", "source_file", "file")
+    for name in ("events", "turns", "rolls", "decisions", "games", "game_players", "findings"):
+        assert table(tmp_path / "ds", name, drop) == table(tmp_path / "one", name, drop), name
+
+
+def test_a_file_rewritten_shorter_leaves_only_its_new_lines(tmp_path):
+    old = interleave(games(2, seed=37), seed=5)
+    new = interleave(games(2, seed=41), seed=6)[:15]
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(dump(old))
+    ingest([str(log)], tmp_path / "ds")
+    log.write_bytes(dump(new))
+    s = ingest([str(log)], tmp_path / "ds")
+    assert s.superseded == len(old) and s.events == len(new) and s.duplicates == 0
+    ingest([str(log)], tmp_path / "one", workers=1)
+    assert everything(tmp_path / "ds") == everything(tmp_path / "one")

@@ -271,7 +271,7 @@ class _Reading:
         self.superseded: list[tuple[str, int, Any]] = []
 
     def read_all(self, to_read: list[tuple[InputSource, SourceCounts]], block_bytes: int) -> list[SourceCounts]:
-        limit = IN_FLIGHT_PER_WORKER * max(1, len(self.pool._procs))
+        limit = IN_FLIGHT_PER_WORKER * max(1, self.pool.processes)
         for index, (source, planned) in enumerate(to_read):
             counts = SourceCounts(path=planned.path, size=planned.size, sha256=planned.sha256)
             self.counts.append(counts)

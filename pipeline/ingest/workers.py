@@ -134,6 +134,10 @@ class Pool:
                 self._procs.append(p)
         self.in_flight = 0
 
+    @property
+    def processes(self) -> int:
+        return len(self._procs)
+
     def submit(self, tag: Any, method: str, *args: Any) -> None:
         self.in_flight += 1
         if self.inline is not None:
