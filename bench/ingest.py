@@ -87,11 +87,11 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
-def timed(cmd: list[str], env: dict | None = None) -> dict:
+def timed(cmd: list[str]) -> dict:
     """Wall and CPU seconds of one subprocess (and its children), its peak RSS (largest
     process, from the kernel) and the peak of the summed RSS of its process tree (sampled)."""
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     peak = [0]
     done = threading.Event()
 

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import tables
-from pipeline.ingest import batches
+from pipeline.ingest import batches, route
 from pipeline.ingest.split import Block
 from pipeline.inputs import STDIN_NAME
 from pipeline.model import BadLine

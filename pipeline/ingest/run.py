@@ -324,7 +324,9 @@ def _plan(inputs: list[InputSource], manifest: dict[str, Any], summary: IngestSu
     """The sources to read: a file whose exact content is in the dataset, or was named
     earlier in this run under another name, is skipped. Only files whose size matches such
     a file are hashed here; the rest are hashed while they are read."""
-    known = {(f["size"], f["sha256"]) for f in manifest["files"]}
+    # the latest reading of each file name: an earlier content of a file that changed was
+    # superseded, so reading it again is not a no-op
+    known = set({f["path"]: (f["size"], f["sha256"]) for f in manifest["files"]}.values())
     sizes = [_size(source) for source in inputs]
     size_count: dict[int | None, int] = {}
     for size in sizes:

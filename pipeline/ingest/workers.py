@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from pipeline import tables
 from pipeline.ingest import batches, route
+from pipeline.ingest.incremental import drop_stored_lines
 from pipeline.ingest.parse import parse_block
 from pipeline.ingest.sinks import Sinks
 from pipeline.ingest.split import Block
@@ -78,8 +79,6 @@ class Worker:
         result = BlockResult(block.source, lines=parsed.lines, blank=parsed.blank)
         events, bad = parsed.events, parsed.bad
         if block.name in c.reread:
-            from pipeline.ingest.incremental import drop_stored_lines
-
             events, bad, result.duplicates, result.superseded = drop_stored_lines(
                 c.reread[block.name], block, events, bad)
         ordered = route.spill(events, file_ordinal, c.buckets, spill_path)
