@@ -18,10 +18,14 @@ import pyarrow.compute as pc
 from pipeline.replay.partition import ORDER_COLUMN
 
 
+BUCKET_BYTES = 16 << 20  # about this much log per bucket: ~150 K events, ~300 MiB in the reference replay
+
+
 def bucket_count(total_bytes: int, workers: int) -> int:
-    """Enough buckets that one holds about 32 MB of log (a few hundred thousand events), and
-    at least two per worker so the replay stage balances."""
-    return max(2 * max(workers, 1), -(-total_bytes // (32 << 20)))
+    """Enough buckets that one holds about BUCKET_BYTES of log (the reference replay holds a
+    Python object per event of the bucket), and at least two per worker so the replay stage
+    balances."""
+    return max(2 * max(workers, 1), -(-total_bytes // BUCKET_BYTES))
 
 
 def buckets_of(game_ids: pa.Array, buckets: int) -> pa.Array:

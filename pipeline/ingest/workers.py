@@ -11,6 +11,7 @@ thread pools, which fork does not copy safely.
 """
 from __future__ import annotations
 
+import gc
 import os
 import queue
 import traceback
@@ -96,8 +97,13 @@ class Worker:
         """Replay the whole games of one bucket and write their derived tables."""
         events = route.gather(spill_paths, bucket)
         out = replay_partition(events, self.config.default_rules)
+        del events  # unmaps the spilled pieces
         for name, table in out.items():
             self.sinks.write(name, table)
+        # The collector is off in workers (parse and replay hold many small objects), but a
+        # replayed bucket leaves reference cycles behind (the engine's state): free them now,
+        # or memory grows with every bucket.
+        gc.collect()
         findings = out["findings"]
         warnings = pc.sum(pc.equal(findings.column("severity"), "warning")).as_py() or 0
         return BucketResult(out["games"].num_rows, findings.num_rows - warnings, warnings)
@@ -188,8 +194,6 @@ class Pool:
 
 
 def _worker_main(config: Config, number: int, inbox, outbox, parent: int) -> None:
-    import gc
-
     gc.disable()  # parse and replay hold many small objects; the collector would rescan them
     try:
         worker = Worker(config, number)
