@@ -85,6 +85,8 @@ def _text(d: dict) -> str:
         f"findings   {d['findings']:>12,}  ({d['findings_error']:,} errors: {d['rejects']:,} for the rejects, "
         f"{d['replay_errors']:,} from replay; {d['findings_warning']:,} warnings)",
     ]
+    if d.get("superseded"):
+        lines.append(f"superseded {d['superseded']:>12,}  stored lines replaced: their file changed there")
     if d["file_problems"]:
         lines.append(f"broken     {d['file_problems']:>12,}  files (see the notes above)")
     lines.append(f"time       {d['seconds']:>12,.2f}  s, {d['events_per_second']:,.0f} events/s")
