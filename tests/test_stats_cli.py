@@ -138,7 +138,7 @@ def test_open_dataset_refuses_what_is_not_a_dataset(tmp_path):
         open_dataset(tmp_path)
     (tmp_path / "manifest.json").write_text(json.dumps({"format": "farkle-logs", "dataset_version": DATASET_VERSION,
                                                         "snapshot": 1, "tables": {"events": ["../../etc/passwd"]}}))
-    with pytest.raises(DatasetDamaged, match="not a list of file names"):
+    with pytest.raises(DatasetDamaged, match="not a list of file paths"):
         open_dataset(tmp_path)
 
 

@@ -166,6 +166,9 @@ class Pool:
                 if dead:
                     raise WorkerError(f"ingest worker process died (exit code {dead[0].exitcode})") from None
                 continue
+            if status == "oserror":
+                errno, strerror, filename = payload
+                raise OSError(errno, strerror, filename) if filename is not None else OSError(errno, strerror)
             if status == "error":
                 raise WorkerError(f"ingest worker failed:\n{payload}")
             return tag, payload
@@ -209,5 +212,7 @@ def _worker_main(config: Config, number: int, inbox, outbox, parent: int) -> Non
                 return
             tag, method, args = task
             outbox.put(("ok", tag, getattr(worker, method)(*args)))
+    except OSError as exc:  # a full or read-only disk: the parent reports it as for its own writes
+        outbox.put(("oserror", None, (exc.errno, exc.strerror, exc.filename)))
     except BaseException:
         outbox.put(("error", None, traceback.format_exc()))
