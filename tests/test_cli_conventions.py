@@ -22,7 +22,7 @@ runner = CliRunner()
 HEAVY = ("duckdb", "polars", "pyarrow", "altair", "vl_convert", "pydantic", "rich", "msgspec",
          "pipeline.replay", "pipeline.strategy", "pipeline.simulate", "pipeline.ingest", "pipeline.stats")
 COMMANDS = [["score"], ["rules"], ["rules", "list"], ["rules", "show"], ["audit"], ["ingest"], ["stats"],
-            ["simulate"], ["report"]]
+            ["simulate"], ["report"], ["dataset"], ["dataset", "check"], ["dataset", "repair"]]
 PYTHON_TYPE = re.compile(r"<(list\[|bool|str|int|float|text\||%Y|path)[^>]*>")
 
 
@@ -37,6 +37,7 @@ def loaded_after(code: str) -> list[str]:
 
 def test_importing_the_cli_loads_no_command_machinery():
     assert loaded_after("import pipeline.cli.main") == []
+    assert loaded_after("import pipeline.cli.entry") == []  # the console script
 
 
 def test_help_and_score_run_without_the_heavy_machinery():
@@ -63,6 +64,7 @@ def test_help_has_metavars_not_python_types_and_fits_80_columns(command):
         assert result.stdout == results[0].stdout  # -h is --help
         assert not PYTHON_TYPE.search(result.stdout), PYTHON_TYPE.search(result.stdout).group()
         assert max(map(len, result.stdout.splitlines())) <= 80
+        assert not re.search(r"[a-z,;]\.\.\.$", result.stdout, re.M)  # no short help cut with "..."
         assert "Usage: farkle-logs" in result.stdout
 
 

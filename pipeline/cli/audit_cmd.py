@@ -13,6 +13,7 @@ from pipeline.cli.common import (
     EXIT_USAGE,
     RULES_HELP,
     did_you_mean,
+    max_line_bytes_option,
     note,
     progress_bar,
     rules_or_exit,
@@ -50,6 +51,7 @@ def audit(
         150.0, "--blunder-threshold", min=0.0, metavar="POINTS",
         help="--coach: mark choices losing more than this as blunders.",
     ),
+    max_line_bytes: int = max_line_bytes_option(),
 ) -> None:
     """Replay every game against the rules: findings with file, line and seq, the turns
     involved, claimed against corrected scores and winners.
@@ -84,11 +86,12 @@ def audit(
         raise typer.Exit(EXIT_USAGE)
     seen = SeenGames()
     if coach:
-        _coach(resolution, game[0], default_rules, format, blunder_threshold, seen)
+        _coach(resolution, game[0], default_rules, format, blunder_threshold, seen, max_line_bytes)
     file_problems: list[FileProblem] = []
     with progress_bar("auditing") as advance:
         report = audit_stream(
-            seen.watch(read_events(resolution.sources, on_problem=file_problems.append)),
+            seen.watch(read_events(resolution.sources, on_problem=file_problems.append,
+                                   max_line_bytes=max_line_bytes)),
             default_rules,
             games=set(game) if game else None,
             sheet=sheet,
@@ -151,7 +154,8 @@ def _check_sheet_header(name: str, text: str) -> None:
         usage_error(f"{name}:{problems[0].line}: {problems[0].reason}")
 
 
-def _coach(resolution, game_id: str, default_rules, format: AuditFormat, threshold: float, seen: SeenGames) -> None:
+def _coach(resolution, game_id: str, default_rules, format: AuditFormat, threshold: float, seen: SeenGames,
+           max_line_bytes: int) -> None:
     from pipeline.cli.coach_render import coach_json, coach_text, event_seqs
     from pipeline.model import FileProblem
     from pipeline.reader import read_events
@@ -167,7 +171,8 @@ def _coach(resolution, game_id: str, default_rules, format: AuditFormat, thresho
             yield item
 
     result, policy, judged = coach_game(
-        keep_game_events(seen.watch(read_events(resolution.sources, on_problem=file_problems.append))),
+        keep_game_events(seen.watch(read_events(resolution.sources, on_problem=file_problems.append,
+                                                max_line_bytes=max_line_bytes))),
         game_id, default_rules,
     )
     for p in file_problems:
@@ -176,7 +181,15 @@ def _coach(resolution, game_id: str, default_rules, format: AuditFormat, thresho
     if result is None:
         usage_error(f"no game {game_id!r} in these logs{did_you_mean(game_id, seen.ids)}")
     if policy is None:
-        note(f"the ruleset of game {game_id} cannot be solved: nothing is judged")
+        from pipeline.strategy.solver import SolverBudgetError, check_budget
+
+        why = "its ruleset cannot be solved"
+        try:
+            if result.ruleset is not None:
+                check_budget(result.ruleset)
+        except SolverBudgetError as exc:
+            why = str(exc)
+        note(f"game {game_id}: {why}; nothing is judged")
     seqs = event_seqs(judged, events)
     if format is AuditFormat.json:
         sys.stdout.write(coach_json(game_id, judged, threshold, seqs))

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, NoReturn
 import typer
 
 from pipeline.cli.text import LazyConsole
+from pipeline.limits import MAX_LINE_BYTES, format_bytes, parse_size  # no imports of its own
 
 if TYPE_CHECKING:  # the rules engine loads when a command needs a ruleset, not for --help
     from pipeline.rules import Ruleset
@@ -38,6 +39,21 @@ def usage_error(message: str) -> NoReturn:
     """One clear line on stderr, exit 2."""
     stderr.print(f"error: {message}")
     raise typer.Exit(EXIT_USAGE)
+
+
+def _line_size(value: str) -> int:
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def max_line_bytes_option():
+    """--max-line-bytes SIZE for the commands that read logs (docs/reliability.md)."""
+    return typer.Option(
+        format_bytes(MAX_LINE_BYTES).replace(" ", ""), "--max-line-bytes", metavar="SIZE", parser=_line_size,
+        help="Longest line read (e.g. 4MiB); a longer line is a bad_json reject naming its size.",
+    )
 
 
 def note(message: str) -> None:

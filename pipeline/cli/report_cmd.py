@@ -7,9 +7,9 @@ from typing import Optional
 
 import typer
 
-from pipeline.cli.common import EXIT_DATA, RULES_HELP, stderr, stdout, usage_error
+from pipeline.cli.common import RULES_HELP, note, stdout, usage_error
 from pipeline.cli.main import app
-from pipeline.cli.dataset_options import dataset_or_exit, filters_or_exit
+from pipeline.cli.dataset_options import dataset_failure, dataset_or_exit, filters_or_exit
 
 
 @app.command(short_help="One offline HTML page of a dataset, or of one game.")
@@ -35,23 +35,26 @@ def report(
     """Write one HTML page (charts, player table, audit findings) that opens offline by
     double-click.
 
-    Exit 0; 2: bad usage (DATASET missing or not a dataset, a filter or --game that
+    Exit 0; 2: bad usage (DATASET missing, not a dataset or damaged, a filter or --game that
     matches no game, an output that cannot be written).
     """
     from pipeline.cli.dataset_options import filters_match_or_exit
     from pipeline.report import GameNotFound, write_report
+    from pipeline.strategy.solver import refusals
 
     filters = filters_or_exit(player, rules, since, until)
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, dataclasses.replace(filters, game=game) if game is not None else filters, rules)
     try:
-        path = write_report(ds, out, filters, title=title, game=game)
+        with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
+            path = write_report(ds, out, filters, title=title, game=game)
     except GameNotFound as exc:
         usage_error(str(exc))
     except OSError as exc:
         usage_error(f"cannot write {out}: {exc.strerror or exc}")
-    except Exception as exc:  # a damaged Parquet file, a column missing from the contract
-        stderr.print(f"error: cannot build the report over {dataset}: {exc}")
-        raise typer.Exit(EXIT_DATA)
+    except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)
+        dataset_failure(ds, exc)
+    for message in unsolved:
+        note(f"{message}; its games' choices are not judged in Decision quality")
     size = path.stat().st_size
     stdout.print(f"wrote {path.resolve()} ({size / 1e6:.1f} MB)")

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from pipeline.cli.common import RULES_HELP, TextOrJson, rules_or_exit, stdout
+from pipeline.cli.common import RULES_HELP, TextOrJson, note, rules_or_exit, stdout
 from pipeline.cli.main import app, make_app
 from pipeline.cli.text import printable
 
@@ -45,10 +45,15 @@ def show_rules(
 
     from pipeline.rules.describe import odds_rows, scoring_rows
     from pipeline.strategy import solve
+    from pipeline.strategy.solver import SolverBudgetError
 
     rules = rules_or_exit(ruleset)
     odds = odds_rows(rules)
-    strategy = solve(rules).headline()
+    try:
+        strategy = solve(rules).headline()
+    except SolverBudgetError as exc:  # everything else is still shown
+        strategy = None
+        note(str(exc))
     if format is TextOrJson.json:
         stdout.print_json(
             json.dumps(
@@ -82,9 +87,10 @@ def show_rules(
     odds_table = Table("dice", "farkle probability", "percent", "1 in", title="Exact farkle odds")
     for n, p in odds:
         odds_table.add_row(str(n), f"{p.numerator}/{p.denominator}", f"{float(p):.2%}", f"{1 / float(p):.1f}" if p else "never")
-    for table in (knobs, scoring, odds_table, strategy_table(strategy)):
+    for table in (knobs, scoring, odds_table) + ((strategy_table(strategy),) if strategy else ()):
         stdout.print(table)
-    stdout.print(f"Turn strategy figures: {strategy['model']}.")
+    if strategy:
+        stdout.print(f"Turn strategy figures: {strategy['model']}.")
 
 
 def strategy_table(strategy: dict):

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from pipeline.cli.common import EXIT_DATA, RULES_HELP, did_you_mean, note, stderr, stdout, usage_error
+from pipeline.cli.common import RULES_HELP, did_you_mean, note, stdout, usage_error
 from pipeline.cli.main import app
-from pipeline.cli.dataset_options import dataset_or_exit, filters_or_exit
+from pipeline.cli.dataset_options import dataset_failure, dataset_or_exit, filters_or_exit
 
 if TYPE_CHECKING:  # pyarrow and duckdb load only when stats runs, not for every command
     import pyarrow as pa
@@ -121,12 +121,12 @@ def stats(
     """Bust rates against the exact odds, turn value, bank-or-roll choices, player summaries,
     dice fairness and decision quality.
 
-    Exit 0; 2: bad usage (DATASET missing or not a farkle-logs dataset, a filter that
-    matches no game).
+    Exit 0; 2: bad usage (DATASET missing, not a farkle-logs dataset or damaged, a filter
+    that matches no game).
     """
     from pipeline.cli.dataset_options import filters_match_or_exit
     from pipeline.stats import DEFAULT_SECTIONS, SECTIONS, TABLE_NAMES, compute
-    from pipeline.strategy.solver import MODEL_NOTE
+    from pipeline.strategy.solver import MODEL_NOTE, refusals
 
     section = _section_items(section or [], SECTIONS, TABLE_NAMES)
     wanted_sections, wanted_tables = _selection(section or list(DEFAULT_SECTIONS), SECTIONS, TABLE_NAMES)
@@ -138,10 +138,12 @@ def stats(
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, filters, rules)
     try:
-        tables = compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold)
-    except Exception as exc:  # a damaged Parquet file, a column missing from the contract
-        stderr.print(f"error: cannot compute stats over {dataset}: {exc}")
-        raise typer.Exit(EXIT_DATA)
+        with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
+            tables = compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold)
+    except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)
+        dataset_failure(ds, exc)
+    for message in unsolved:
+        note(f"{message}; its games' choices are not judged")
     tables = {name: tables[name] for name in wanted_tables}
     if all(t.num_rows == 0 for t in tables.values()):
         note("no rows match these filters")

@@ -319,8 +319,13 @@ PERIOD_SECONDS = {"hour": 3600, "day": 86400, "week": 7 * 86400, "month": 30.44 
 
 
 def _instant(text: str) -> dt.datetime:
-    """A period bound of findings_by_period ('YYYY-MM-DD' or 'YYYY-MM-DDTHH:00:00Z'), UTC."""
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=dt.timezone.utc)
+    """A period bound of findings_by_period ('YYYY-MM-DD' or 'YYYY-MM-DDTHH:00:00Z'), UTC.
+    The end of a period in 9999 is '10000-01-01', past Python's dates: the latest instant."""
+    try:
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        moment = dt.datetime.max
+    return moment.replace(tzinfo=dt.timezone.utc)
 
 
 def _millis(moment: dt.datetime) -> int:
