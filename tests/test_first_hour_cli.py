@@ -343,3 +343,12 @@ def test_a_dataset_given_to_audit_is_one_sentence_and_bad_usage(tmp_path):
     assert flat(result.stderr) == (f"error: {ds}: this is a dataset written by `farkle-logs ingest`, not a directory "
                                    f"of logs: read it with `farkle-logs stats {ds}` or `farkle-logs report {ds}`, "
                                    "or audit the logs it was ingested from")
+
+
+def test_a_file_ingested_before_is_one_note_without_an_ellipsis(tmp_path):
+    logs = write(tmp_path / "a.jsonl", finished_game())
+    assert cli("ingest", logs, "--out", tmp_path / "ds").exit_code == 0
+    again = cli("ingest", logs, "--out", tmp_path / "ds")
+    assert again.exit_code == 0
+    assert flat(again.stderr).startswith(f"note: {logs}: skipped, its content was ingested before (its sha256 begins ")
+    assert fits(again.stdout) and fits(again.stderr)

@@ -345,7 +345,7 @@ def _plan(inputs: list[InputSource], manifest: dict[str, Any], summary: IngestSu
             if counts.sha256 is not None and (size, counts.sha256) in known:
                 summary.files_skipped += 1
                 summary.skipped_paths.append(source.name)
-                notice(f"{source.name}: skipped, its content was ingested before (sha256 {counts.sha256[:12]}…)")
+                notice(f"{source.name}: skipped, its content was ingested before (its sha256 begins {counts.sha256[:12]})")
                 continue
             if counts.sha256 is not None:
                 known.add((size, counts.sha256))
