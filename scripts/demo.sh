@@ -38,4 +38,5 @@ step "coach: every choice of the disputed game, judged (first 12 lines)"
 
 step "report"
 "$FL" report "$OUT/dataset" -o "$OUT/report.html" --title "farkle-logs demo" || exit $?
-echo "report written to $(cd "$OUT" && pwd)/report.html (open it in any browser, works offline)"
+echo "report written to $(cd "$OUT" && pwd)/report.html"
+echo "open it in any browser: it works offline"
