@@ -65,6 +65,7 @@ def test_help_has_metavars_not_python_types_and_fits_80_columns(command):
         assert not PYTHON_TYPE.search(result.stdout), PYTHON_TYPE.search(result.stdout).group()
         assert max(map(len, result.stdout.splitlines())) <= 80
         assert not re.search(r"[a-z,;]\.\.\.$", result.stdout, re.M)  # no short help cut with "..."
+        assert not re.search(r"\bx[<>]=?-?\d", result.stdout)  # a range in words, not Click's `x>=0.0`
         assert "Usage: farkle-logs" in result.stdout
 
 
@@ -72,6 +73,7 @@ def test_help_names_arguments_and_values_as_users_expect():
     audit = runner.invoke(app, ["audit", "-h"]).stdout
     assert "Usage: farkle-logs audit [OPTIONS] LOGS..." in audit
     assert "--scoresheet CSV" in audit and "-g, --game ID" in audit and "--blunder-threshold POINTS" in audit
+    assert "[default: 150.0; at least 0]" in audit
     stats = runner.invoke(app, ["stats", "-h"]).stdout
     assert "Usage: farkle-logs stats [OPTIONS] DATASET" in stats
     assert "-p, --player NAME" in stats and "--since YYYY-MM-DD" in stats

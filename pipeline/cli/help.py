@@ -10,6 +10,8 @@ Both classes also coerce values without pydantic where they can (pipeline/cli/fa
 """
 from __future__ import annotations
 
+import re
+
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from pipeline.cli.fast_params import install
@@ -17,6 +19,23 @@ from pipeline.cli.fast_params import install
 
 def _argument_name(param: TyperArgument) -> str:
     return param.metavar or param.name.upper() + ("..." if param.nargs != 1 else "")
+
+
+_RANGE = re.compile(r"(?<=[\[; ])(?:(?P<low>-?[\d.]+)<=)?x(?:(?P<op>>=|<=|>|<)(?P<bound>-?[\d.]+))?(?=[\];])")
+
+
+def _plain_range(text: str) -> str:
+    """Click writes an option's range as `x>=0.0`, `0<=x<=1`: say it in words instead."""
+    def words(m: re.Match) -> str:
+        number = lambda v: v.removesuffix(".0")  # noqa: E731
+        if m["low"] is not None and m["op"] == "<=":
+            return f"{number(m['low'])} to {number(m['bound'])}"
+        if m["low"] is None and m["op"] is not None:
+            word = {">=": "at least", "<=": "at most", ">": "more than", "<": "less than"}[m["op"]]
+            return f"{word} {number(m['bound'])}"
+        return m.group()
+
+    return _RANGE.sub(words, text)
 
 
 class Command(TyperCommand):
@@ -40,7 +59,7 @@ class Command(TyperCommand):
             else:
                 record = param.get_help_record(ctx)
                 if record is not None:
-                    options.append(record)
+                    options.append((record[0], _plain_range(record[1])))
         if arguments:
             with formatter.section("Arguments"):
                 formatter.write_dl(arguments)
