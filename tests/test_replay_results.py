@@ -65,7 +65,9 @@ def test_winners_are_lists_or_null_in_json_and_read_right_in_text(tmp_path):
     assert (games["g1"]["winner_claimed"], games["g1"]["winner_corrected"]) == (["ana"], ["ana"])
     assert (games["g2"]["winner_claimed"], games["g2"]["winner_corrected"]) == (None, ["ana"])
     text = CliRunner().invoke(app, ["audit", str(path)]).output
-    assert "winner claimed: none (no game_end); by the dice: ana (nothing claimed)" in text
+    # a game whose log ends early names no winner (issue 13): who leads is said as a lead
+    assert "no winner: the log ends before the game does (no game_end)" in text
+    assert "leading by the dice: ana" in text and "winner by the dice" not in text.split("game g2", 1)[1]
     assert "(tie)" not in text
 
 
