@@ -352,3 +352,30 @@ def test_a_file_ingested_before_is_one_note_without_an_ellipsis(tmp_path):
     assert again.exit_code == 0
     assert flat(again.stderr).startswith(f"note: {logs}: skipped, its content was ingested before (its sha256 begins ")
     assert fits(again.stdout) and fits(again.stderr)
+
+
+def test_stats_over_many_players_shows_the_overall_rows_and_the_flagged_ones(tmp_path):
+    """Per-dice and per-bucket tables of a league are a page on a terminal, not a flood: the
+    overall rows, the bust rates outside their interval, a note; --all, --player and json
+    have every row."""
+    from pipeline.simulate import simulate
+
+    logs = tmp_path / "sim.jsonl"
+    simulate(logs, 10, 7, players=(4, 4))
+    ds = tmp_path / "ds"
+    ingest([str(logs)], ds)
+    rows = json.loads(cli("stats", ds, "--section", "bust", "-f", "json").stdout)["tables"]["bust_rate_by_dice_left"]
+    players = {r["player"] for r in rows if r["scope"] == "player"}
+    assert len(players) > 10
+    text = cli("stats", ds, "--section", "bust")
+    assert text.exit_code == 0
+    shown = {line.split()[0] for line in text.stdout.splitlines() if line.split() and line.split()[0] in players}
+    assert shown == {r["player"] for r in rows if r["scope"] == "player" and r["off"]}
+    left_out = sum(1 for r in rows if r["scope"] == "player" and not r["off"])
+    assert f"note: {left_out} rows of single players left out (the OFF ones are shown): --player NAME" in flat(text.stdout)
+    every = cli("stats", ds, "--section", "bust", "--all").stdout
+    assert {line.split()[0] for line in every.splitlines() if line.split() and line.split()[0] in players} == players
+    one = sorted(players)[0]
+    mine = cli("stats", ds, "--section", "bust", "--player", one).stdout
+    assert sum(line.split()[0] == one for line in mine.splitlines() if line.split()) == sum(
+        r["player"] == one for r in rows)

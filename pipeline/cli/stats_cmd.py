@@ -84,6 +84,13 @@ TEXT_COLUMNS: dict[str, list[tuple[str, str]]] = {
     ],
 }
 TEXT_BLUNDERS = 25  # blunders shown on a terminal, worst first
+# Tables with several rows per player (one per dice count or points bucket): on a terminal,
+# past TEXT_PLAYERS players they show the overall rows only (and, for bust rates, the player
+# rows whose exact odds fall outside the interval), so `stats` over a league is a page, not
+# thousands of lines; --player, --all, json and csv give every row.
+PER_SITUATION_TABLES = {"bust_rate_by_dice_left", "turn_value_buckets", "bank_vs_roll_by_dice_left",
+                        "bank_vs_roll_by_points"}
+TEXT_PLAYERS = 10
 PERCENT_COLUMNS = {"bust_rate", "wilson_lo", "wilson_hi", "exact_rate", "share", "bank_rate",
                    "farkle_rate_after_roll", "win_rate", "optimal_share"}
 
@@ -114,8 +121,9 @@ def stats(
     all_rows: bool = typer.Option(
         False, "--all",
         help=f"Text: every row of every table. By default decisions-quality shows its summary per player "
-             f"and the worst {TEXT_BLUNDERS} blunders (with --player, also that player's situations); "
-             "json and csv always hold every row.",
+             f"and the worst {TEXT_BLUNDERS} blunders (with --player, also that player's situations), and "
+             f"past {TEXT_PLAYERS} players the per-dice and per-bucket tables show the overall rows (and "
+             "the OFF bust rates); json and csv always hold every row.",
     ),
 ) -> None:
     """Bust rates against the exact odds, turn value, bank-or-roll choices, player summaries,
@@ -245,6 +253,14 @@ def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str
             notes.append(f"{len(rows) - len(kept):,} rows of single players left out: --player NAME for one, "
                          "--all for every row (json and csv have them all)")
         rows = kept
+    if name in PER_SITUATION_TABLES and not all_rows and player is None:
+        players = {r["player"] for r in rows if r["scope"] == "player"}
+        if len(players) > TEXT_PLAYERS:
+            kept = [r for r in rows if r["scope"] != "player" or r.get("off")]
+            flagged = " (the OFF ones are shown)" if name == "bust_rate_by_dice_left" else ""
+            notes.append(f"{len(rows) - len(kept):,} rows of single players left out{flagged}: "
+                         "--player NAME for one, --all for every row (json and csv have them all)")
+            rows = kept
     if name == "blunders" and len(rows) > TEXT_BLUNDERS and not all_rows:
         notes.append(f"the worst {TEXT_BLUNDERS} of {len(rows):,} blunders (--all, json and csv have them all)")
         rows = rows[:TEXT_BLUNDERS]
