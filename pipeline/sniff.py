@@ -139,6 +139,8 @@ def _other_text(lines: list[str]) -> Sniff:
     if re.fullmatch(r"\[\[?[A-Za-z0-9_.\- \"']+\]\]?", first):
         return Sniff("text", "a TOML or INI configuration file")
     if first.startswith("["):
+        if len(lines) > 1 and all(line.startswith("[") and line.endswith("]") for line in lines):
+            return Sniff("json", "lines of JSON arrays", "each line must be one event object, {...}")
         return Sniff(
             "json", "a JSON array" if len(lines) == 1 else "one JSON document spread over several lines",
             "write one event object per line (for example with `jq -c '.[]'`)",

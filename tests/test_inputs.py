@@ -101,6 +101,8 @@ def test_a_dataset_directory_given_as_logs_is_one_problem(tmp_path):
     ("report.json", b"<!DOCTYPE html>\n<html><body>hi</body></html>\n", "this looks like an HTML page"),
     ("array.json", b'[\n  {"game_id": "g1"}\n]\n', "this looks like one JSON document"),
     ("events.json", b'[{"game_id": "g1"}, {"game_id": "g1"}]\n', "this looks like a JSON array, not JSON Lines"),
+    ("rows.jsonl", b'["g1", 1, "game_start"]\n["g1", 2, "roll"]\n', "this looks like lines of JSON arrays, not JSON "
+     "Lines (one JSON event per line): each line must be one event object, {...}"),
     ("zipped.jsonl.gz", gzip.compress(b"a,b,c\n1,2,3\n4,5,6\n"), "this looks like a CSV file"),
 ])
 def test_a_named_file_that_is_not_json_lines_is_skipped_with_one_notice(tmp_path, name, data, says):
