@@ -100,6 +100,8 @@ def sniff_bytes(head: bytes, complete: bool) -> Sniff:
             return Sniff("binary", what)
     if head.startswith(b"\x1f\x8b"):
         return Sniff("binary", "a gzip file inside a gzip file (decompress it once)")
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # Windows editors save "Unicode" text so
+        return Sniff("binary", "UTF-16 text", "save it as UTF-8")
     if b"\x00" in head[:8192]:
         return Sniff("binary", "a binary file")
     text = head.decode("utf-8", errors="replace")

@@ -101,6 +101,8 @@ def test_a_dataset_directory_given_as_logs_is_one_problem(tmp_path):
     ("report.json", b"<!DOCTYPE html>\n<html><body>hi</body></html>\n", "this looks like an HTML page"),
     ("array.json", b'[\n  {"game_id": "g1"}\n]\n', "this looks like one JSON document"),
     ("events.json", b'[{"game_id": "g1"}, {"game_id": "g1"}]\n', "this looks like a JSON array, not JSON Lines"),
+    ("notepad.jsonl", '{"game_id": "g1", "seq": 1}\n'.encode("utf-16"), "this looks like UTF-16 text, not JSON Lines "
+     "(one JSON event per line): save it as UTF-8"),
     ("rows.jsonl", b'["g1", 1, "game_start"]\n["g1", 2, "roll"]\n', "this looks like lines of JSON arrays, not JSON "
      "Lines (one JSON event per line): each line must be one event object, {...}"),
     ("zipped.jsonl.gz", gzip.compress(b"a,b,c\n1,2,3\n4,5,6\n"), "this looks like a CSV file"),
