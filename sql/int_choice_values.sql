@@ -20,6 +20,11 @@ players as (
     select player, player_no from int_player_numbers
 ),
 
+-- named once, read twice (the keeps, and the rolls the choices link to)
+roll_keeps as (
+    select * from int_roll_keeps
+),
+
 keep_rows as (
     select
         'keep' as kind,
@@ -38,7 +43,7 @@ keep_rows as (
         case when rolls.judged then v.value_made end as value_made,
         case when rolls.judged then v.value_best end as value_best,
         rolls.judged
-    from int_roll_keeps as rolls
+    from roll_keeps as rolls
     left join int_keep_values as v
         on rolls.ruleset_id = v.ruleset_id
         and rolls.roll_key = v.roll_key
@@ -58,7 +63,7 @@ roll_links as (
         rolls.judged,
         rolls.points_after,
         rolls.dice_after
-    from int_roll_keeps as rolls
+    from roll_keeps as rolls
     left join players on rolls.player = players.player
 ),
 
@@ -80,19 +85,63 @@ decisions as (
     where getvariable('f_player') is null or decisions.player = getvariable('f_player')
 ),
 
--- each bank-or-roll with the last roll of its turn before it (its keep's roll)
-linked as (
+-- each bank-or-roll with the last roll of its turn before it (its keep's roll). The replayed
+-- events of a game have increasing seqs, so when the event just before a choice is a roll of
+-- its turn, that roll is the one: an equality join links almost every choice, and only the
+-- others (lines lost or out of place) look for the last roll of their turn before them (as-of
+-- join), among the rolls of their own turns only.
+next_linked as (
     select
         decisions.*,
+        roll_links.seq is not null as linked_next,
         roll_links.judged as keep_judged,
         roll_links.points_after,
         roll_links.dice_after
     from decisions
-    asof left join roll_links
+    left join roll_links
         on decisions.game_no = roll_links.game_no
+        and decisions.seq - 1 = roll_links.seq
         and decisions.player_no = roll_links.player_no
         and decisions.turn = roll_links.turn
-        and decisions.seq > roll_links.seq
+),
+
+unlinked as (
+    select game_no, player_no, seq, player, turn, ruleset_id, points, dice_left, opened, choice
+    from next_linked
+    where not linked_next
+),
+
+unlinked_turns as (
+    select distinct game_no, player_no, turn from unlinked
+),
+
+unlinked_turn_rolls as (
+    select roll_links.*
+    from roll_links
+    inner join unlinked_turns
+        on roll_links.game_no = unlinked_turns.game_no
+        and roll_links.player_no = unlinked_turns.player_no
+        and roll_links.turn = unlinked_turns.turn
+),
+
+linked as (
+    select
+        game_no, player_no, seq, player, turn, ruleset_id, points, dice_left, opened, choice,
+        keep_judged, points_after, dice_after
+    from next_linked
+    where linked_next
+    union all
+    select
+        unlinked.*,
+        rolls.judged as keep_judged,
+        rolls.points_after,
+        rolls.dice_after
+    from unlinked
+    asof left join unlinked_turn_rolls as rolls
+        on unlinked.game_no = rolls.game_no
+        and unlinked.player_no = rolls.player_no
+        and unlinked.turn = rolls.turn
+        and unlinked.seq > rolls.seq
 ),
 
 actions as (
