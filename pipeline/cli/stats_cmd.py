@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-import json
 import sys
 from typing import TYPE_CHECKING, List, Optional
 
@@ -131,6 +130,8 @@ def stats(
     if all(t.num_rows == 0 for t in tables.values()):
         stderr.print("note: no rows match these filters", markup=False)
     if format is StatsFormat.json:
+        import msgspec
+
         payload = {
             "dataset": str(dataset),
             "filters": filters.describe(),
@@ -138,7 +139,9 @@ def stats(
                if MODEL_TABLES & set(tables) else {}),
             "tables": {name: table.to_pylist() for name, table in tables.items()},
         }
-        sys.stdout.write(json.dumps(payload, default=str) + "\n")  # compact: pipe to jq to read
+        # compact (pipe to jq to read); msgspec writes the tens of MB of a large dataset's
+        # blunders ten times faster than json.dumps, and a NaN as null, which is valid JSON
+        sys.stdout.write(msgspec.json.encode(payload, enc_hook=str).decode() + "\n")
     elif format is StatsFormat.csv:
         _write_csv(next(iter(tables.values())))
     else:

@@ -109,6 +109,7 @@ def connect(dataset: Dataset) -> duckdb.DuckDBPyConnection:
         "temp_directory": tempfile.mkdtemp(prefix="farkle-logs-duckdb-"),
         "preserve_insertion_order": False,  # every report orders its rows itself
     })
+    con.execute("set enable_progress_bar = false")  # DuckDB's own bar on stderr: not ours to print
     for table, schema in TABLES.items():
         if dataset.has_files(table):  # exactly the manifest's files: never a glob (docs/dataset.md)
             files = ", ".join("'" + path.replace("'", "''") + "'" for path in dataset.duckdb_paths(table))
