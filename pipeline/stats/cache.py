@@ -10,6 +10,9 @@ Where: `$FARKLE_LOGS_CACHE_DIR`, else `$XDG_CACHE_HOME/farkle-logs`, else
 `~/.cache/farkle-logs`; `FARKLE_LOGS_CACHE_DIR=off` disables the cache. A cache that cannot
 be read or written is ignored (the figures are recomputed): it never makes a run fail.
 Files are written whole (temporary file, then rename), so a reader never sees half of one.
+A ruleset the solver does not solve (past its state budget, pipeline.strategy.solver) is
+never cached: asking the solver again costs only its budget check, and that check is what
+records the refusal the commands print (`refusals`), on every run.
 """
 from __future__ import annotations
 
@@ -74,11 +77,23 @@ def _policy_paths(text: str) -> dict[str, Path] | None:
     return {name: base / f"{prefix}-{name}.arrow" for name in POLICY_TABLES}
 
 
+def _schemas() -> dict[str, pa.Schema]:
+    from pipeline.strategy.judge import KEEPS_SCHEMA, TAIL_SCHEMA, VALUES_SCHEMA
+
+    return {"policy_values": VALUES_SCHEMA, "policy_tail": TAIL_SCHEMA, "keep_options": KEEPS_SCHEMA}
+
+
 def _read_policy(paths: dict[str, Path]) -> dict[str, pa.Table] | None:
+    """The cached tables, or None when a file is missing, unreadable, of another shape, or
+    empty (nothing solved is never written, so an empty table is damage)."""
+    schemas = _schemas()
     try:
         out = {}
         for name, path in paths.items():
-            out[name] = pa.ipc.open_file(pa.py_buffer(path.read_bytes())).read_all()
+            table = pa.ipc.open_file(pa.py_buffer(path.read_bytes())).read_all()
+            if not table.schema.equals(schemas[name]) or table.num_rows == 0:
+                return None
+            out[name] = table
         return out
     except (OSError, pa.ArrowException):
         return None
@@ -104,7 +119,8 @@ def policy_tables(ruleset_texts: Sequence[str | None]) -> dict[str, pa.Table]:
         tables = _read_policy(paths) if paths is not None else None
         if tables is None:
             tables = solve([text])
-            if paths is not None:
+            solved = all(t.num_rows > 0 for t in tables.values())
+            if paths is not None and solved:  # a refused ruleset is asked again (see above)
                 _write_policy(paths, tables)
         parts.append(tables)
     if not parts:
