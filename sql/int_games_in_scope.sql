@@ -1,6 +1,7 @@
 -- materialized: table
 -- Intermediate: the games the filters select, with their canonical ruleset and a small
--- integer ruleset_id (cheaper to group and join on than the ruleset's JSON text).
+-- integer ruleset_id (cheaper to group and join on than the ruleset's JSON text), and a
+-- game_no (an integer stand-in for game_id where millions of rows are sorted or joined).
 -- Filters (DuckDB variables set by pipeline.stats, null = no filter):
 --   f_game      a game_id
 --   f_rulesets  the canonical ruleset texts equal to --rules (resolved in Python)
@@ -41,6 +42,7 @@ final as (
         game_id,
         ruleset,
         dense_rank() over (order by ruleset) as ruleset_id,
+        row_number() over (order by game_id) as game_no,
         ruleset_name,
         complete
     from filtered

@@ -39,3 +39,9 @@ create or replace temp macro chi2_sf_5df(x) as
 -- face count, 1s first ([1, 1, 5] -> 200010). Joins the rolls to keep_options.
 create or replace temp macro dice_key(dice) as
     list_sum(list_transform(dice, lambda d: [100000, 10000, 1000, 100, 10, 1][d]))::bigint;
+-- The dice of a dice key as text, faces in order ("1 1 5" for 200010): what
+-- array_to_string(list_sort(dice), ' ') gives for the list, for at most 9 of a face.
+create or replace temp macro dice_text(key) as rtrim(
+    repeat('1 ', ((key // 100000) % 10)::integer) || repeat('2 ', ((key // 10000) % 10)::integer)
+    || repeat('3 ', ((key // 1000) % 10)::integer) || repeat('4 ', ((key // 100) % 10)::integer)
+    || repeat('5 ', ((key // 10) % 10)::integer) || repeat('6 ', (key % 10)::integer));

@@ -1,30 +1,40 @@
 -- Report: every judged choice that gave up more than f_blunder_threshold expected points
 -- (150 by default) against the exact single-turn policy (farkle penalties and the race to the
 -- target are outside it): where (game_id, seq), the state, what was done and what was best.
--- Worst first.
-with choices as (
-    select * from int_decision_values
+-- Worst first. The rows are the ones fct_decision_quality kept aside in blunder_rows.
+with blunders as (
+    select
+        counts.player,
+        counts.kind,
+        counts.dice,
+        unnest(counts.blunder_rows) as b
+    from fct_decision_quality as counts
+    where counts.blunders > 0
+),
+
+games as (
+    select game_id, game_no from int_games_in_scope
 ),
 
 final as (
     select
         'player' as scope,
-        player,
-        game_id,
-        seq,
-        turn,
+        blunders.player,
+        games.game_id,
+        b.seq,
+        b.turn,
         kind,
-        points,
+        b.points,
         dice,
-        opened,
-        roll,
-        made,
-        best,
-        value_made,
-        value_best,
-        loss
-    from choices
-    where judged and loss > getvariable('f_blunder_threshold')
+        b.opened,
+        dice_text(b.roll_key) as roll,
+        case when kind = 'keep' then dice_text(b.kept_key) else b.choice end as made,
+        b.best,
+        b.value_made,
+        b.value_best,
+        b.loss
+    from blunders
+    inner join games on b.game_no = games.game_no
 )
 
 select * from final

@@ -2,8 +2,8 @@
 -- target are outside it) by kind of choice, dice and turn-points bucket. keep: dice rolled and
 -- turn points before the roll; action (bank-or-roll): dice left to roll and turn points with
 -- the keep. Judged choices only; loss_points / judged = mean_loss.
-with choices as (
-    select * from int_decision_values where judged
+with counts as (
+    select * from fct_decision_quality where judged > 0
 ),
 
 grouped as (
@@ -13,10 +13,10 @@ grouped as (
         kind,
         dice,
         points_lo,
-        count(*)::bigint as judged,
-        sum(loss) as loss_points,
-        count(*) filter (where loss < 1e-6)::bigint as optimal
-    from choices
+        sum(judged)::bigint as judged,
+        sum(loss_points) as loss_points,
+        sum(optimal)::bigint as optimal
+    from counts
     group by grouping sets ((kind, dice, points_lo), (player, kind, dice, points_lo))
 ),
 

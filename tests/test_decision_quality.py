@@ -141,6 +141,41 @@ def test_sql_judges_the_hand_made_rows(handmade, policy):
     ]
 
 
+def test_a_choice_links_to_the_last_roll_of_its_own_turn_whatever_comes_between(tmp_path, policy):
+    """Most choices directly follow their keep's roll (seq - 1) and are linked by an equality
+    join; the others must still find the last roll of their own turn before them: after lost
+    lines (ana), after another player's roll (bo), and never a roll of an earlier turn (di)."""
+    game = {"game_id": "g2", "ruleset": STD_TEXT, "ruleset_name": "standard", "players": ["ana", "bo", "cy", "di"],
+            "complete": False}
+
+    def roll(seq, player, turn, dice, kept, points_before, scored=True):
+        return {"game_id": "g2", "seq": seq, "player": player, "turn": turn, "roll_in_turn": 1, "dice": dice,
+                "dice_count": len(dice), "scored": scored, "best_value": 0, "kept": kept,
+                "points_before": points_before, "opened": True}
+
+    def choice(seq, player, turn, dice_left, points, made):
+        return {"game_id": "g2", "seq": seq, "player": player, "turn": turn, "dice_left": dice_left,
+                "turn_points": points, "turn_points_corrected": points, "opened": True, "choice": made}
+
+    rows = {
+        "games": [game],
+        "game_players": [{"game_id": "g2", "player": p, "seat": i} for i, p in enumerate(game["players"], 1)],
+        "rolls": [roll(2, "ana", 1, [1, 1, 1, 5, 5, 2], [1, 1, 1, 5, 5], 0),
+                  roll(10, "bo", 1, [5], [5], 0),
+                  roll(11, "cy", 1, [2, 3, 4, 6, 6, 3], None, 0, scored=False),
+                  roll(20, "di", 1, [1, 2, 3, 4, 6, 6], [1], 0)],
+        "decisions": [choice(5, "ana", 1, 1, 1100, "roll"),   # seq 3 and 4 lost
+                      choice(12, "bo", 1, 6, 50, "bank"),     # after cy's roll
+                      choice(21, "di", 2, 5, 100, "roll")],   # di's turn 2 has no roll
+    }
+    ds = write_dataset(tmp_path / "ds", rows)
+    with session(ds, with_odds=False, with_policy=True) as con:
+        got = {r["player"]: r for r in run(con, "int_decision_values").to_pylist() if r["kind"] == "action"}
+    assert got["ana"]["judged"] and got["ana"]["loss"] == pytest.approx(policy.action_loss(1100, 1, True, "roll"))
+    assert got["bo"]["judged"] and got["bo"]["loss"] == pytest.approx(policy.action_loss(50, 6, True, "bank"))
+    assert not got["di"]["judged"] and got["di"]["loss"] is None
+
+
 def test_blunder_threshold_is_respected(handmade, policy):
     ana = policy.action_loss(1100, 1, True, "roll")
     bo = policy.action_loss(50, 6, True, "bank")

@@ -42,6 +42,48 @@ def test_json_has_every_table_and_the_filters(tiny):
     assert (six[0]["rolls"], six[0]["farkles"]) == (10, 3)
 
 
+def test_json_written_a_chunk_of_rows_at_a_time_is_the_whole_tables(tiny, monkeypatch):
+    """Rows are encoded a chunk at a time (memory stays flat on large datasets): whatever the
+    chunk size, the output is one valid JSON document with every row, in order."""
+    from pipeline.cli import stats_cmd
+    from pipeline.stats import compute
+
+    whole = compute(tiny)
+    for chunk in (1, 2, 10_000):
+        monkeypatch.setattr(stats_cmd, "JSON_ROWS_PER_CHUNK", chunk)
+        result = run(tiny, "--format", "json")
+        assert result.exit_code == 0, result.output
+        assert result.stdout.count("\n") == 1
+        payload = json.loads(result.stdout, parse_constant=pytest.fail)  # strict: no NaN
+        assert list(payload)[:2] == ["dataset", "filters"]
+        for name, rows in payload["tables"].items():
+            assert rows == json.loads(json.dumps(whole[name].to_pylist())), (chunk, name)
+    empty = run(tiny, "--format", "json", "--player", "nobody", "--section", "bust")
+    assert json.loads(empty.stdout)["tables"] == {"bust_rate_by_dice_left": []}
+
+
+def test_duckdb_memory_setting_and_its_spill_directory(tiny, tmp_path, monkeypatch):
+    """FARKLE_LOGS_DUCKDB_MEMORY sets DuckDB's limit; a value DuckDB cannot read is the
+    user's error (exit 2, one line), and no run leaves its spill directory behind."""
+    import tempfile
+
+    from pipeline.stats import session
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("FARKLE_LOGS_DUCKDB_MEMORY", "300MB")
+    with session(tiny) as con:
+        limit = con.execute("select current_setting('memory_limit')").fetchone()[0]
+        spill = con.execute("select current_setting('temp_directory')").fetchone()[0]
+        assert limit.replace(" ", "").lower() in ("300.0mb", "286.1mib") and spill.startswith(str(tmp_path))
+    assert run(tiny, "--section", "bust").exit_code == 0
+    monkeypatch.setenv("FARKLE_LOGS_DUCKDB_MEMORY", "lots")
+    from pipeline.cli.entry import _run
+
+    monkeypatch.setattr("sys.argv", ["farkle-logs", "stats", str(tiny), "--section", "bust"])
+    assert _run() == 2
+    assert not list(tmp_path.glob("farkle-logs-duckdb-*"))
+
+
 def test_json_with_filters(tiny):
     result = run(tiny, "-f", "json", "--player", "cy", "--since", "2026-02-01", "--until", "2026-02-28",
                  "--rules", '{"three_pairs": null}', "--section", "turns")

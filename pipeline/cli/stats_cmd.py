@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-import json
 import sys
 from typing import TYPE_CHECKING, List, Optional
 
@@ -156,14 +155,13 @@ def stats(
     if all(t.num_rows == 0 for t in tables.values()):
         note("no rows match these filters")
     if format is StatsFormat.json:
-        payload = {
+        head = {
             "dataset": str(dataset),
             "filters": filters.describe(),
             **({"blunder_threshold": blunder_threshold, "model": MODEL_NOTE}
                if MODEL_TABLES & set(tables) else {}),
-            "tables": {name: table.to_pylist() for name, table in tables.items()},
         }
-        sys.stdout.write(json.dumps(payload, default=str) + "\n")  # compact: pipe to jq to read
+        _write_json(head, tables)
     elif format is StatsFormat.csv:
         _write_csv(next(iter(tables.values())))
     else:
@@ -214,6 +212,31 @@ def _selection(chosen: list[str], sections: dict[str, tuple[str, ...]], names: t
         wanted_sections += [s for s in owners if s not in wanted_sections]
         wanted_tables += [t for t in tables if t not in wanted_tables]
     return wanted_sections, wanted_tables
+
+
+JSON_ROWS_PER_CHUNK = 10_000
+
+
+def _write_json(head: dict[str, object], tables: dict[str, pa.Table]) -> None:
+    """`head` with "tables": {name: [row, ...]} added, as one line of compact JSON (pipe it to
+    jq to read). Written a chunk of rows at a time: a 20 M-event dataset has ~700 k blunders,
+    which as one list of dicts and one string would take most of a GiB. msgspec encodes ten
+    times faster than json.dumps, and writes NaN as null, which is valid JSON."""
+    import msgspec
+
+    encoder = msgspec.json.Encoder(enc_hook=str)
+    out = sys.stdout
+    opening = encoder.encode(head).decode()[:-1]  # '{"dataset":...' without its closing brace
+    out.write(opening + ("," if head else "") + '"tables":{')
+    for i, (name, table) in enumerate(tables.items()):
+        out.write(("," if i else "") + encoder.encode(name).decode() + ":[")
+        first = True
+        for batch in table.to_batches(max_chunksize=JSON_ROWS_PER_CHUNK):
+            if batch.num_rows:
+                out.write(("" if first else ",") + encoder.encode(batch.to_pylist()).decode()[1:-1])
+                first = False
+        out.write("]")
+    out.write("}}\n")
 
 
 def _write_csv(table: pa.Table) -> None:

@@ -23,7 +23,7 @@ import pyarrow as pa
 from pipeline.dataset_check import Dataset, DatasetError, open_dataset
 from pipeline.rules import Ruleset
 from pipeline.stats.odds import exact_odds_table, matching_rulesets
-from pipeline.stats.runner import connect, run, set_variables
+from pipeline.stats.runner import close, connect, run, set_variables
 from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
 
 # Section -> the reports (sql/rpt_<table>.sql) it shows, in display order.
@@ -99,9 +99,10 @@ def session(
 
     with_odds=False skips the exact-odds table (models reading `exact_odds` then fail):
     building it costs the rules engine's enumeration for each ruleset in the dataset.
-    with_policy=True solves each ruleset (pipeline.strategy, ~0.2 s each under the built-ins)
-    and registers policy_values, policy_tail and keep_options, which the decision-quality
-    models read; `blunder_threshold` is the DuckDB variable f_blunder_threshold.
+    with_policy=True registers policy_values, policy_tail and keep_options, which the
+    decision-quality models read: each ruleset solved by pipeline.strategy (~0.2 s each under
+    the built-ins) the first time, then read from the stats cache (pipeline.stats.cache);
+    `blunder_threshold` is the DuckDB variable f_blunder_threshold.
     """
     ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
     if filters.since and filters.until and filters.since > filters.until:
@@ -123,13 +124,13 @@ def session(
         if with_odds:
             con.register("exact_odds", exact_odds_table(texts))
         if with_policy:
-            from pipeline.strategy.judge import policy_tables
+            from pipeline.stats.cache import policy_tables
 
             for name, table in policy_tables(texts).items():
                 con.register(name, table)
         yield con
     finally:
-        con.close()
+        close(con)
 
 
 def compute(

@@ -5,25 +5,21 @@ each distinct canonical ruleset text in the dataset's `games` table, then regist
 DuckDB as the Arrow table `exact_odds`.
 
 The enumeration costs about 0.2 s per ruleset, a tenth of the whole `stats` budget, and its
-result only changes with the engine; so results are kept in a small JSON cache keyed by a
-hash of the engine's source files (`pipeline/rules/*.py`) and the ruleset's scoring knobs:
-`$FARKLE_LOGS_CACHE_DIR`, else `$XDG_CACHE_HOME/farkle-logs`, else `~/.cache/farkle-logs`.
-`FARKLE_LOGS_CACHE_DIR=off` disables it. A cache that cannot be read or written is ignored.
+result only changes with the engine; so results are kept in a small JSON file of the stats
+cache (pipeline.stats.cache: where it lives, how to turn it off) keyed by a hash of the
+engine's source files (`pipeline/rules/*.py`) and the ruleset's scoring knobs.
 """
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-import os
-import tempfile
 from fractions import Fraction
-from functools import cache
 from pathlib import Path
 
 import pyarrow as pa
 
 from pipeline.rules import Ruleset, RulesetError, farkle_probability
+from pipeline.stats.cache import cache_dir, source_fingerprint, write_atomically
 
 ODDS_SCHEMA = pa.schema(
     [
@@ -38,7 +34,6 @@ ODDS_SCHEMA = pa.schema(
 
 # Knobs that never decide whether a roll scores: rulesets differing only in these share odds.
 NON_SCORING_KNOBS = {"opening": 500, "min_bank": 0, "farkle_penalty": 0, "penalty_after": 3, "target": 10000}
-RULES_SOURCE = Path(__file__).resolve().parents[1] / "rules"
 
 
 def parse_ruleset(text: str | None) -> Ruleset | None:
@@ -55,23 +50,13 @@ def scoring_part(rules: Ruleset) -> Ruleset:
     return dataclasses.replace(rules, **NON_SCORING_KNOBS)
 
 
-@cache
 def engine_fingerprint() -> str:
-    digest = hashlib.sha256()
-    for path in sorted(RULES_SOURCE.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+    return source_fingerprint("rules")
 
 
 def cache_file() -> Path | None:
-    setting = os.environ.get("FARKLE_LOGS_CACHE_DIR")
-    if setting is not None and setting.strip().lower() in ("", "0", "off", "no", "false"):
-        return None
-    if setting:
-        base = Path(setting)
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "farkle-logs"
-    return base / f"exact-odds-{engine_fingerprint()}.json"
+    base = cache_dir()
+    return None if base is None else base / f"exact-odds-{engine_fingerprint()}.json"
 
 
 def _load(path: Path | None) -> dict[str, list[list[int]]]:
@@ -85,16 +70,8 @@ def _load(path: Path | None) -> dict[str, list[list[int]]]:
 
 
 def _store(path: Path | None, data: dict[str, list[list[int]]]) -> None:
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".odds-")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    if path is not None:
+        write_atomically(path, json.dumps(data).encode())
 
 
 def farkle_odds(rules_list: list[Ruleset]) -> dict[Ruleset, list[Fraction]]:

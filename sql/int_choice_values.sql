@@ -1,0 +1,206 @@
+-- Intermediate: every choice of the games in scope judged against the exact single-turn
+-- policy (pipeline.strategy; a single-turn model: farkle penalties and the race to the
+-- target are outside it), one row per choice, narrow (int_decision_values adds the game id
+-- and the dice as text). Values come from small per-ruleset tables: the distinct keep states
+-- are judged once (int_keep_values) and each keep or bank-or-roll only joins to them.
+--   kind 'keep'    a keep taken from a roll: points = turn points before the roll, dice = dice
+--                  rolled; roll_key / kept_key the roll and the keep (dice keys)
+--   kind 'action'  the bank-or-roll after a keep: points = turn points with the keep
+--                  (corrected), dice = dice left to roll, choice = 'bank' / 'roll'
+-- best: the best keep ("1 5") or 'bank' / 'roll'; loss = value_best - value_made (>= 0).
+-- judged is false (values null) when the state is not valid: the keep is not a legal scoring
+-- keep of its roll, points are off the grid, the bank-or-roll does not follow a judged keep
+-- (the last roll of its turn before it) with the points and dice it implies, or the ruleset
+-- could not be solved.
+with games as (
+    select game_id, game_no, ruleset_id from int_games_in_scope
+),
+
+players as (
+    select player, player_no from int_player_numbers
+),
+
+-- named once, read twice (the keeps, and the rolls the choices link to)
+roll_keeps as (
+    select * from int_roll_keeps
+),
+
+keep_rows as (
+    select
+        'keep' as kind,
+        rolls.game_no,
+        rolls.seq,
+        rolls.player,
+        rolls.turn,
+        rolls.ruleset_id,
+        rolls.points,
+        rolls.dice_count as dice,
+        rolls.opened,
+        rolls.roll_key,
+        rolls.kept_key,
+        null::varchar as choice,
+        case when rolls.judged then v.best end as best,
+        case when rolls.judged then v.value_made end as value_made,
+        case when rolls.judged then v.value_best end as value_best,
+        rolls.judged
+    from roll_keeps as rolls
+    left join int_keep_values as v
+        on rolls.ruleset_id = v.ruleset_id
+        and rolls.roll_key = v.roll_key
+        and rolls.points = v.points
+        and rolls.opened = v.opened
+        and rolls.kept_key = v.kept_key
+    where rolls.kept_key is not null
+),
+
+-- what a bank-or-roll needs of the roll before it, keyed by integers (game, player, turn)
+roll_links as (
+    select
+        rolls.game_no,
+        players.player_no,
+        rolls.turn,
+        rolls.seq,
+        rolls.judged,
+        rolls.points_after,
+        rolls.dice_after
+    from roll_keeps as rolls
+    left join players on rolls.player = players.player
+),
+
+decisions as (
+    select
+        games.game_no,
+        players.player_no,
+        decisions.seq,
+        decisions.player,
+        decisions.turn,
+        games.ruleset_id,
+        decisions.turn_points_corrected as points,
+        decisions.dice_left,
+        decisions.opened,
+        decisions.choice
+    from stg_decision_states as decisions
+    inner join games on decisions.game_id = games.game_id
+    left join players on decisions.player = players.player
+    where getvariable('f_player') is null or decisions.player = getvariable('f_player')
+),
+
+-- each bank-or-roll with the last roll of its turn before it (its keep's roll). The replayed
+-- events of a game have increasing seqs, so when the event just before a choice is a roll of
+-- its turn, that roll is the one: an equality join links almost every choice, and only the
+-- others (lines lost or out of place) look for the last roll of their turn before them (as-of
+-- join), among the rolls of their own turns only.
+next_linked as (
+    select
+        decisions.*,
+        roll_links.seq is not null as linked_next,
+        roll_links.judged as keep_judged,
+        roll_links.points_after,
+        roll_links.dice_after
+    from decisions
+    left join roll_links
+        on decisions.game_no = roll_links.game_no
+        and decisions.seq - 1 = roll_links.seq
+        and decisions.player_no = roll_links.player_no
+        and decisions.turn = roll_links.turn
+),
+
+unlinked as (
+    select game_no, player_no, seq, player, turn, ruleset_id, points, dice_left, opened, choice
+    from next_linked
+    where not linked_next
+),
+
+unlinked_turns as (
+    select distinct game_no, player_no, turn from unlinked
+),
+
+unlinked_turn_rolls as (
+    select roll_links.*
+    from roll_links
+    inner join unlinked_turns
+        on roll_links.game_no = unlinked_turns.game_no
+        and roll_links.player_no = unlinked_turns.player_no
+        and roll_links.turn = unlinked_turns.turn
+),
+
+linked as (
+    select
+        game_no, player_no, seq, player, turn, ruleset_id, points, dice_left, opened, choice,
+        keep_judged, points_after, dice_after
+    from next_linked
+    where linked_next
+    union all
+    select
+        unlinked.*,
+        rolls.judged as keep_judged,
+        rolls.points_after,
+        rolls.dice_after
+    from unlinked
+    asof left join unlinked_turn_rolls as rolls
+        on unlinked.game_no = rolls.game_no
+        and unlinked.player_no = rolls.player_no
+        and unlinked.turn = rolls.turn
+        and unlinked.seq > rolls.seq
+),
+
+actions as (
+    select
+        linked.*,
+        coalesce(
+            linked.keep_judged
+            and linked.points_after = linked.points
+            and linked.dice_after = linked.dice_left
+            and linked.choice in ('bank', 'roll')
+            and linked.opened is not null,
+            false
+        ) as judged,
+        case when linked.points < tail.cap then v.bank_value
+             else linked.points::double end as bank_value,
+        case when linked.points < tail.cap then v.roll_value
+             else (1.0 - tail.farkle_prob) * linked.points + tail.a_inf end as roll_value
+    from linked
+    left join int_policy_tail as tail on linked.ruleset_id = tail.ruleset_id and linked.dice_left = tail.dice_left
+    left join int_policy_values as v
+        on linked.ruleset_id = v.ruleset_id
+        and linked.points = v.points
+        and linked.dice_left = v.dice_left
+        and linked.opened = v.opened
+),
+
+action_rows as (
+    select
+        'action' as kind,
+        game_no,
+        seq,
+        player,
+        turn,
+        ruleset_id,
+        points,
+        dice_left as dice,
+        opened,
+        null::bigint as roll_key,
+        null::bigint as kept_key,
+        choice,
+        case when judged then (case when roll_value > bank_value + 1e-7 then 'roll' else 'bank' end) end as best,
+        case when judged then (case when choice = 'bank' then bank_value else roll_value end) end as value_made,
+        case when judged then greatest(bank_value, roll_value) end as value_best,
+        judged
+    from actions
+),
+
+unioned as (
+    select * from keep_rows
+    union all
+    select * from action_rows
+),
+
+final as (
+    select
+        *,
+        value_best - value_made as loss,
+        points_bucket_lo(points) as points_lo
+    from unioned
+)
+
+select * from final
