@@ -20,10 +20,9 @@ import pyarrow as pa
 import pytest
 
 from pipeline.ingest import batches
-from pipeline.ingest.run import _event_from_row
 from pipeline.model import Event
 from pipeline.reader import parse_line
-from pipeline.replay import Replayer
+from pipeline.replay.partition import reference_partition, replay_partition
 from pipeline.replay.fast import kernel as K
 from pipeline.replay.fast.arrow import event_columns, replay_table
 from pipeline.replay.fast.runner import FastReplay
@@ -46,25 +45,12 @@ def events_table(lines: list[str], file: str = "log.jsonl") -> pa.Table:
 
 
 def reference_tables(events: pa.Table, rules: Ruleset) -> dict[str, pa.Table]:
-    r = Replayer(rules)
-    for row in events.to_pylist():
-        r.feed(_event_from_row(row, {}))
-    r.finish()
-    out = r.drain()
-    games, players = batches.games_tables(out.games)
-    return {
-        "turns": batches.turns_table(out.turns),
-        "rolls": batches.rolls_table(out.rolls),
-        "decisions": batches.decisions_table(out.decisions),
-        "findings": batches.findings_table(out.findings),
-        "games": games,
-        "game_players": players,
-    }
+    return reference_partition(events, rules)
 
 
 def assert_same_tables(events: pa.Table, rules: Ruleset = STANDARD, *, jit: bool = True) -> dict[str, pa.Table]:
     expected = reference_tables(events, rules)
-    got = replay_table(events, rules, jit=jit)
+    got = replay_table(events, rules, jit=jit) if not jit else replay_partition(events, rules)
     assert set(got) == set(expected)
     for name, table in expected.items():
         assert got[name].schema == table.schema, name

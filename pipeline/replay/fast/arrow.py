@@ -9,7 +9,7 @@ it; end-of-input rows come after every event, in the games' start order).
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -68,8 +68,11 @@ def event_columns(events: pa.Table, fast: FastReplay, default_rules: Ruleset, ba
 
 
 def replay_table(events: pa.Table, default_rules: Ruleset, *, jit: bool = True,
-                 to_event: Callable[[dict[str, Any]], Event] | None = None) -> dict[str, pa.Table]:
-    """One Arrow table per derived table, as the reference Replayer would give them."""
+                 to_events: Callable[[pa.Table], Iterable[Event]] | None = None) -> dict[str, pa.Table]:
+    """One Arrow table per derived table, as the reference Replayer would give them.
+
+    `events` are in replay order; `to_events` turns rows back into the reader's Events for
+    the reference (default: pipeline.replay.partition.events_from_table)."""
     fast = FastReplay(default_rules, records=True, jit=jit)
     n = events.num_rows
     cols = event_columns(events, fast, default_rules)
@@ -80,7 +83,7 @@ def replay_table(events: pa.Table, default_rules: Ruleset, *, jit: bool = True,
     results = [(fast.order(s), fast.result(s, first_ts[s], last_ts[s])) for s in np.flatnonzero(clean)]
     out = _fast_tables(events, rows, clean)
     suspect_rows = np.flatnonzero(~clean[cols.slot])
-    ref = _reference_tables(events, suspect_rows, default_rules, n, fast, to_event)
+    ref = _reference_tables(events, suspect_rows, default_rules, n, fast, to_events)
     results += ref.pop("results")
     results.sort(key=lambda r: r[0])
     from pipeline.ingest import batches
@@ -169,23 +172,20 @@ def _fast_tables(events: pa.Table, rows: RowBlocks, clean: np.ndarray) -> dict[s
 
 
 def _reference_tables(events: pa.Table, positions: np.ndarray, default_rules: Ruleset, n: int,
-                      fast: FastReplay, to_event) -> dict[str, Any]:
+                      fast: FastReplay, to_events) -> dict[str, Any]:
     """Replay the rows at `positions` (every event of the suspect games) with the reference
     engine, tagging each output row with the position of the event that emitted it."""
     from pipeline.ingest import batches
 
-    if to_event is None:
-        from pipeline.ingest.run import _event_from_row
-
-        def to_event(row: dict[str, Any]) -> Event:
-            return _event_from_row(row, {})
+    if to_events is None:
+        from pipeline.replay.partition import events_from_table as to_events
 
     replayer = Replayer(default_rules)
     out = replayer.out
     emitted: dict[str, list[int]] = {"turns": [], "rolls": [], "decisions": [], "findings": []}
     subset = events.take(pa.array(positions, pa.int64())) if len(positions) else events.slice(0, 0)
-    for pos, row in zip(positions.tolist(), subset.to_pylist()):
-        replayer.feed(to_event(row))
+    for pos, event in zip(positions.tolist(), to_events(subset)):
+        replayer.feed(event)
         for name, tagged in emitted.items():
             tagged.extend([pos] * (len(getattr(out, name)) - len(tagged)))
     before = {name: len(tagged) for name, tagged in emitted.items()}
