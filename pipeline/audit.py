@@ -5,11 +5,14 @@ disputes from Python with the same answers the command prints.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
+from pipeline.inputs import InputSource
 from pipeline.model import BadLine, Event, FileProblem, Finding, GameResult
+from pipeline.reader import read_events
 from pipeline.replay import Replayer, TraceStep
 from pipeline.rules import Ruleset
 from pipeline.scoresheet import SheetProblem, compare_sheet, parse_sheet
@@ -80,6 +83,37 @@ def audit_stream(
             rows = [r for r in rows if r.game_id in games]
         report.sheet_problems = problems
         report.findings.extend(compare_sheet(rows, turns, [g.game_id for g in report.games], name))
+    return report
+
+
+def audit_sources(
+    sources: Sequence[InputSource],
+    default_rules: Ruleset | None = None,
+    *,
+    games: set[str] | None = None,
+    sheet: tuple[str, str] | None = None,
+    trace: bool = True,
+    on_item: Callable[[int], None] | None = None,
+    on_problem: Callable[[FileProblem], None] | None = None,
+) -> AuditReport:
+    """Audit input sources: the same report as `audit_stream(read_events(sources))`.
+
+    Plain audits take the two-pass fast path (`pipeline.audit_fast`); standard input (read
+    once), a scoresheet (every game's turns) or a game filter take the one-pass reference
+    path, as does FARKLE_LOGS_REPLAY=reference. `on_item(n)` is told of every n lines read.
+    """
+    rules = default_rules or Ruleset.builtin("standard")
+    if (games is not None or sheet is not None or any(s.is_stdin for s in sources)
+            or os.environ.get("FARKLE_LOGS_REPLAY") == "reference"):
+        advance = (lambda: on_item(1)) if on_item is not None else None
+        return audit_stream(read_events(sources, on_problem=on_problem), rules, games=games, sheet=sheet,
+                            trace=trace, on_item=advance)
+    from pipeline import audit_fast
+
+    found = audit_fast.scan(sources, rules, on_problem, on_item)
+    out = audit_fast.replay_suspects(sources, found, rules, trace=trace).drain()
+    report = AuditReport(findings=out.findings, timelines=out.timelines, events=found.events)
+    report.games = audit_fast.merged_results(found, out.games)
     return report
 
 

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from pipeline.audit import audit_stream, read_sheet
+from pipeline.audit import audit_sources, read_sheet
 from pipeline.cli.audit_render import as_csv, as_json, as_jsonl, print_text
 from pipeline.cli.common import (
     EXIT_DATA,
@@ -72,13 +72,14 @@ def audit(
     if coach:
         _coach(resolution, game[0], default_rules, format, blunder_threshold)
     with progress_bar("auditing") as advance:
-        report = audit_stream(
-            read_events(resolution.sources, on_problem=file_problems.append),
+        report = audit_sources(
+            resolution.sources,
             default_rules,
             games=set(game) if game else None,
             sheet=sheet,
             trace=format is AuditFormat.text,
             on_item=advance,
+            on_problem=file_problems.append,
         )
     report.file_problems.extend(file_problems)
     for p in report.file_problems:

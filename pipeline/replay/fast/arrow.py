@@ -57,7 +57,7 @@ def event_columns(events: pa.Table, fast: FastReplay, default_rules: Ruleset, ba
         rules = rules_cache.get(raw)
         if rules is None:
             rules = rules_cache[raw] = default_rules if raw is None else Ruleset.from_value(json.loads(raw))
-        cols.starts.append((int(cols.slot[i]), tuple(events.column("players")[int(i)].as_py()), rules))
+        cols.starts.append((base + int(i), int(cols.slot[i]), tuple(events.column("players")[int(i)].as_py()), rules))
     for i in np.flatnonzero(code == K.GAME_END):
         winner = events.column("winner")[int(i)].as_py()
         if winner is not None:

@@ -55,8 +55,8 @@ class EventColumns:
     total: np.ndarray  # int64 (0 where absent)
     has_total: np.ndarray  # int64 0/1
     base: int = 0
-    # (slot, players, ruleset) of each game_start, in input order
-    starts: list[tuple[int, tuple[str, ...], Ruleset]] = field(default_factory=list)
+    # (position, slot, players, ruleset) of each game_start, in input order
+    starts: list[tuple[int, int, tuple[str, ...], Ruleset]] = field(default_factory=list)
     # (position, slot, winner, scores) of each game_end, in input order
     ends: list[tuple[int, int, Any, dict[str, int] | None]] = field(default_factory=list)
 
@@ -84,8 +84,8 @@ class FastReplay:
 
     def feed(self, cols: EventColumns) -> RowBlocks | None:
         st = self.state
-        for slot, players, rules in cols.starts:
-            st.configure(slot, players, rules)
+        for pos, slot, players, rules in cols.starts:
+            st.configure(slot, players, rules, pos)
         n = len(cols)
         rows = n if self.records else 0
         out = RowBlocks(np.zeros((rows, ROLL_COLUMNS), np.int64), np.zeros((rows, DECISION_COLUMNS), np.int64),
@@ -126,7 +126,7 @@ class FastReplay:
         return (gs[:, G_STATUS] == STARTED) & (gs[:, G_ENDED] == 1) & (gs[:, T_OPEN] == 0)
 
     def order(self, slot: int) -> int:
-        """The game's start order (its first game_start in input order), as the reference orders results."""
+        """Position of the game's first game_start: the reference engine lists results in this order."""
         return int(self.state.gs[slot, G_ORDER])
 
     def _totals(self, slot: int, column: int) -> dict[str, int]:

@@ -47,7 +47,6 @@ class FastState:
         self.name_of: dict[str, int] = {}
         self.players: list[tuple[str, ...] | None] = []  # per slot, from its first game_start
         self.rules: list[Ruleset | None] = []
-        self.starts = 0
         self.scores = ScoreArrays.empty()
 
     # ---- ids -------------------------------------------------------------------------------
@@ -88,8 +87,8 @@ class FastState:
         return found
 
     # ---- games -------------------------------------------------------------------------------
-    def configure(self, slot: int, players: Sequence[str], rules: Ruleset) -> None:
-        """A game's first game_start (in input order): seats, ruleset, start order."""
+    def configure(self, slot: int, players: Sequence[str], rules: Ruleset, position: int) -> None:
+        """A game's first game_start (at input `position`): seats, ruleset, start order."""
         if self.gs[slot, G_CONFIGURED]:
             return
         players = tuple(players)
@@ -103,8 +102,7 @@ class FastState:
         row[G_RULES] = self.scores.index(rules)
         row[G_POFF] = self.n_seats
         row[G_NPL] = len(players)
-        row[G_ORDER] = self.starts
-        self.starts += 1
+        row[G_ORDER] = position
         self.n_seats += len(players)
 
     @property
