@@ -72,16 +72,7 @@ _MsgspecError = msgspec.MsgspecError
 _N_FIELDS = len(FIELDS)
 
 
-def _dice_keys() -> dict[tuple[int, ...], int]:
-    """Integer key (one decimal digit per face count) of every ordered throw of 1-6 dice."""
-    from itertools import product
-
-    weight = (0, 100000, 10000, 1000, 100, 10, 1)
-    return {dice: sum(weight[d] for d in dice) for n in range(1, 7) for dice in product(range(1, 7), repeat=n)}
-
-
-_KEY_OF = _dice_keys()
-_key_of = _KEY_OF.get
+_DIE_WEIGHT = np.array([0, 100000, 10000, 1000, 100, 10, 1], np.int64)
 _CODE_OF = TYPE_CODES.__getitem__
 
 
@@ -149,18 +140,18 @@ class LineBatcher:
         st = self.state
         n = len(columns[F_GAME_ID])
         code = np.fromiter(map(_CODE_OF, columns[F_TYPE]), np.int64, n)
-        key = pa.array(list(map(_key_of, columns[F_DICE])), pa.int64())
+        dice = pa.array(columns[F_DICE], pa.list_(pa.int8()))
         player = pa.array(columns[F_PLAYER], pa.string())
         points = pa.array(columns[F_POINTS], pa.int64())
         total = pa.array(columns[F_TOTAL], pa.int64())
         if check:
-            self._check(columns, code, key, player, points, total)
-        key = key.fill_null(0).to_numpy()
-        ndice = np.zeros(n, np.int64)
-        digits = key.copy()
-        for _ in range(6):  # the dice count is the digit sum of the key
-            ndice += digits % 10
-            digits //= 10
+            self._check(columns, code, dice, player, points, total)
+        # the dice key (one decimal digit per face count) by a cumulative sum over all faces
+        ndice = pc.list_value_length(dice).fill_null(0).to_numpy().astype(np.int64)
+        faces = pc.list_flatten(dice).to_numpy().astype(np.int64)
+        weights = np.concatenate([[0], np.cumsum(_DIE_WEIGHT[faces])])
+        ends = np.cumsum(ndice)
+        key = weights[ends] - weights[ends - ndice]
         cols = EventColumns(
             slot=st.slots(pa.array(columns[F_GAME_ID], pa.string())),
             code=code,
@@ -180,14 +171,14 @@ class LineBatcher:
             cols.ends.append((base + i, int(cols.slot[i]), columns[F_WINNER][i], columns[F_SCORES][i]))
         return cols
 
-    def _check(self, columns, code, key, player, points, total) -> None:
+    def _check(self, columns, code, dice, player, points, total) -> None:
         missing = {
-            "roll": (player, key),
-            "keep": (player, key, points),
+            "roll": (player, dice),
+            "keep": (player, dice, points),
             "bank": (player, points, total),
             "farkle": (player,),
         }
-        null = {id(a): np.asarray(a.is_null()) for a in (key, player, points, total) if a.null_count}
+        null = {id(a): np.asarray(a.is_null()) for a in (dice, player, points, total) if a.null_count}
         for kind, arrays in missing.items():
             for array in arrays:
                 if id(array) in null and null[id(array)][code == TYPE_CODES[kind]].any():
