@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from pipeline import finding_store
+from pipeline.finding_store import FindingStore
 from pipeline.inputs import InputSource
 from pipeline.model import BadLine, Event, FileProblem, Finding, GameResult
 from pipeline.reader import read_events
@@ -20,7 +22,7 @@ from pipeline.scoresheet import SheetProblem, compare_sheet, parse_sheet
 
 @dataclass
 class AuditReport:
-    findings: list[Finding] = field(default_factory=list)
+    findings: FindingStore = field(default_factory=FindingStore)  # in order; spilled to disk when many
     games: list[GameResult] = field(default_factory=list)
     timelines: dict[str, list[list[TraceStep]]] = field(default_factory=dict)
     file_problems: list[FileProblem] = field(default_factory=list)
@@ -30,13 +32,10 @@ class AuditReport:
 
     @property
     def errors(self) -> int:
-        return sum(1 for f in self.findings if f.severity == "error")
+        return self.findings.errors
 
     def counts_by_code(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for f in self.findings:
-            counts[f.code] = counts.get(f.code, 0) + 1
-        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        return dict(sorted(self.findings.by_code.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def audit_stream(
@@ -67,12 +66,15 @@ def audit_stream(
         if isinstance(item, Event):
             report.events += 1
         replayer.feed(item)
+        if len(replayer.out.findings) >= finding_store.DRAIN:
+            report.findings.extend(replayer.out.findings)
+            replayer.out.findings.clear()
         if sheet is not None and len(replayer.out.rolls) > 10_000:
             replayer.out.rolls.clear()
             replayer.out.decisions.clear()
     replayer.finish()
     out = replayer.drain()
-    report.findings = out.findings
+    report.findings.extend(out.findings)
     report.games = out.games
     report.timelines = out.timelines
     turns = out.turns
@@ -111,8 +113,10 @@ def audit_sources(
     from pipeline import audit_fast
 
     found = audit_fast.scan(sources, rules, on_problem, on_item)
-    out = audit_fast.replay_suspects(sources, found, rules, trace=trace).drain()
-    report = AuditReport(findings=out.findings, timelines=out.timelines, events=found.events)
+    report = AuditReport(events=found.events)
+    out = audit_fast.replay_suspects(sources, found, rules, trace=trace, findings=report.findings).drain()
+    report.findings.extend(out.findings)
+    report.timelines = out.timelines
     report.games = audit_fast.merged_results(found, out.games)
     return report
 

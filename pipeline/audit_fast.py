@@ -35,6 +35,8 @@ from typing import BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
+from pipeline import finding_store
+from pipeline.finding_store import FindingStore
 from pipeline.inputs import InputSource
 from pipeline.model import BadLine, Event, FileProblem, GameResult
 from pipeline.reader import iter_lines, parse_line
@@ -295,14 +297,24 @@ SKIP_BLOCKS_UP_TO = 256  # suspect games: up to this many, blocks that name none
 
 
 def replay_suspects(sources: Sequence[InputSource], found: ScanSummary, default_rules: Ruleset, *,
-                    trace: bool) -> Replayer:
-    """Pass 2: the reference replay of the bad lines and of every event of the suspect games."""
+                    trace: bool, findings: FindingStore | None = None) -> Replayer:
+    """Pass 2: the reference replay of the bad lines and of every event of the suspect games.
+    With `findings`, the replayer's findings are moved there as they come (bounded memory)."""
     replayer = Replayer(default_rules, trace=trace, records=False)
     suspect = found.suspect
+    out = replayer.out
+    replay = replayer.feed
+
+    def feed(item) -> None:
+        replay(item)
+        if findings is not None and len(out.findings) >= finding_store.DRAIN:
+            findings.extend(out.findings)
+            out.findings.clear()
+
     if suspect or any(found.bad_lines):
         with _gc_paused():
             for source, bad_numbers in zip(sources, found.bad_lines):
-                _replay_source(replayer.feed, source, set(bad_numbers), suspect, found.read_in_blocks)
+                _replay_source(feed, source, set(bad_numbers), suspect, found.read_in_blocks)
     replayer.finish()
     return replayer
 

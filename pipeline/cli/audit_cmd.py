@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from pipeline.audit import audit_sources, read_sheet
-from pipeline.cli.audit_render import as_csv, as_json, as_jsonl, print_text
+from pipeline.cli.audit_render import print_text, write_csv, write_json, write_jsonl
 from pipeline.cli.common import (
     EXIT_DATA,
     EXIT_OK,
@@ -90,14 +90,31 @@ def audit(
     if format is AuditFormat.text:
         print_text(report, stdout)
     else:
-        text = {AuditFormat.json: as_json, AuditFormat.jsonl: as_jsonl, AuditFormat.csv: as_csv}[format](report)
-        sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+        write = {AuditFormat.json: write_json, AuditFormat.jsonl: write_jsonl, AuditFormat.csv: write_csv}[format]
+        ends = _LastChar(sys.stdout)
+        write(report, ends)
+        if ends.last not in ("", "\n"):
+            sys.stdout.write("\n")
         sys.stdout.flush()
+    report.findings.close()
     if resolution.problems or any(p.line is None for p in report.file_problems):
         raise typer.Exit(EXIT_USAGE)
     if report.errors or report.file_problems or report.sheet_problems:
         raise typer.Exit(EXIT_DATA)
     raise typer.Exit(EXIT_OK)
+
+
+class _LastChar:
+    """A text stream that remembers the last character written (the output ends with a newline)."""
+
+    def __init__(self, out):
+        self._out = out
+        self.last = ""
+
+    def write(self, text: str) -> int:
+        if text:
+            self.last = text[-1]
+        return self._out.write(text)
 
 
 def _coach(resolution, game_id: str, default_rules, format: AuditFormat, threshold: float) -> None:
