@@ -51,6 +51,7 @@ TURNS = pa.schema(
         ("rolls", pa.int32()),
         ("hot_dice", pa.int32()),
         ("outcome", pa.string()),  # bank | farkle | open
+        ("end_implied", pa.bool_()),  # the ending line was lost; replay supplied the end (end_seq: the revealing roll)
         ("claimed_points", pa.int64()),
         ("corrected_points", pa.int64()),
         ("dice_left", pa.int8()),

@@ -35,9 +35,9 @@ class Ruleset:
     knobs are equal whatever their base.
     """
 
-    single_one: int | None = 100
-    single_five: int | None = 50
-    three_ones: int | None = 1000
+    single_one: int = 100
+    single_five: int = 50
+    three_ones: int = 1000
     n_of_a_kind: str = "flat"
     four_kind: int | None = None
     five_kind: int | None = None
@@ -146,10 +146,9 @@ KNOB_NAMES: tuple[str, ...] = tuple(
     f.name for f in dataclasses.fields(Ruleset) if f.name != "base"
 )
 
+# rules.md, "Values": these combination knobs may be null (not a combination); the lone 1,
+# the lone 5 and three 1s may not (0 is how a table switches them off).
 _NULLABLE_POINTS = {
-    "single_one",
-    "single_five",
-    "three_ones",
     "four_kind",
     "five_kind",
     "six_kind",
@@ -158,6 +157,7 @@ _NULLABLE_POINTS = {
     "four_kind_plus_pair",
     "two_triplets",
 }
+_COMBINATION_POINTS = {"single_one", "single_five", "three_ones"}
 _POINTS = {"opening", "min_bank", "farkle_penalty"}
 _POSITIVE = {"penalty_after", "target"}
 
@@ -181,6 +181,14 @@ def _validate_knob(name: str, value: Any) -> Any:
         if number is None or number < 0:
             raise RulesetError(
                 f"knob {name!r} must be an integer >= 0 or null (not a combination), got {value!r}"
+            )
+        return number
+    if name in _COMBINATION_POINTS:
+        number = _as_int(value)
+        if number is None or number < 0:
+            raise RulesetError(
+                f"knob {name!r} must be an integer >= 0 (0: not a combination; null is not "
+                f"allowed), got {value!r}"
             )
         return number
     if name in _POINTS:

@@ -16,11 +16,11 @@ Points live on the ruleset's grid g (the gcd of every keep value: 50 under stand
 states are integer levels p = level * g.
 
 Solved exactly up to float rounding by backward induction over levels, from the cap down:
-every keep worth > 0 moves to a higher level. Keeps worth 0 (only with knobs such as
-`single_five: 0`) stay on the same level; such a level is solved by value iteration from
-below, which converges to the optimal value because all rewards are >= 0 (positive dynamic
-programming: iterating the Bellman operator from a lower bound climbs to its least fixed
-point, the optimal value).
+every keep worth > 0 moves to a higher level. Since rules.md made a combination worth 0 no
+combination, no keep is worth 0 and no level feeds itself; should one ever (a future
+knob), it is solved by value iteration from below, which converges to the optimal value
+because all rewards are >= 0 (positive dynamic programming: iterating the Bellman operator
+from a lower bound climbs to its least fixed point, the optimal value).
 
 Why the cap is exact, not a truncation. Let f_n be the farkle probability of n dice and, for
 p beyond every floor, suppose the player banks at once whenever f_n > 0 (the large-p policy;
