@@ -67,6 +67,18 @@ def test_injected_errors_interleaved_games(tmp_path, monkeypatch):
     assert code == 1
 
 
+def test_lost_turn_ends_and_zero_point_rulesets(tmp_path, monkeypatch):
+    """Dropped turn-ending lines (the lost-end rule: implied ends, missing_turn_end) and
+    rulesets whose knobs make combinations worth 0 (not combinations): same output."""
+    rules = (Ruleset.from_value({"base": "standard", "single_five": 0, "three_pairs": 0}),
+             Ruleset.from_value({"base": "standard", "single_one": 0, "three_ones": 0, "farkle_penalty": 300}),
+             Ruleset.builtin("standard"))
+    log = simulated(tmp_path / "lost.jsonl", 60, 6, rules=rules, inject_rate=0.6, tables=3,
+                    inject_codes=("missing_turn_end", "seq_error", "non_scoring_kept", "false_farkle"))
+    code, out = assert_same_audit([str(log)], monkeypatch)
+    assert code == 1 and "missing_turn_end" in out
+
+
 def mangled_log(path: Path, seed: int) -> Path:
     """A simulated log with blank lines, garbage, escapes, long ids and a cut-off game."""
     buffer = io.BytesIO()

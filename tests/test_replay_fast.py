@@ -65,9 +65,10 @@ def assert_same_tables(events: pa.Table, rules: Ruleset = STANDARD, *, jit: bool
 
 
 def simulated(games: int, seed: int, rules=(STANDARD,), inject_rate: float = 0.0, tables: int = 3,
-              players=(2, 4)) -> list[str]:
+              players=(2, 4), **kw) -> list[str]:
     buffer = io.BytesIO()
-    simulate(buffer, games=games, seed=seed, rules=rules, inject_rate=inject_rate, tables=tables, players=players)
+    simulate(buffer, games=games, seed=seed, rules=rules, inject_rate=inject_rate, tables=tables, players=players,
+             **kw)
     return buffer.getvalue().decode().splitlines()
 
 
@@ -107,6 +108,8 @@ RULESETS = {
     "min_bank": Ruleset.from_value({"base": "standard", "min_bank": 400}),
     "opening_0": Ruleset.from_value({"base": "standard", "opening": 0}),
     "zero_points": Ruleset.from_value({"base": "standard", "single_five": 0, "three_pairs": 0}),
+    "zero_ones": Ruleset.from_value({"base": "standard", "single_one": 0, "three_ones": 0, "straight": 0,
+                                     "four_kind": 0}),
     "no_split_kinds": Ruleset.from_value({"base": "standard", "split_kinds": False}),
     "linear_short": Ruleset.from_value({"base": "playmonster", "n_of_a_kind": "linear", "target": 3000}),
 }
@@ -119,6 +122,18 @@ def test_simulated_with_injected_errors(name):
     got = assert_same_tables(events_table(lines), rules)
     assert got["findings"].num_rows > 0  # the reference really had games to replay
     assert got["games"].num_rows == 40
+
+
+@pytest.mark.parametrize("name", ["standard", "penalty", "zero_points", "zero_ones", "linear_short"])
+def test_lost_turn_ends(name):
+    """Turn-ending lines dropped (the next player's six dice reveal them, log-format.md "a
+    lost turn end"), with and without the seq gap, mixed with logs cut off mid-turn: the
+    reference supplies the implied ends (turns.end_implied), the fast path must agree."""
+    rules = RULESETS[name]
+    lines = simulated(40, seed=13, rules=(rules,), inject_rate=0.7, inject_codes=("missing_turn_end", "seq_error"))
+    got = assert_same_tables(events_table(lines), rules)
+    assert any(got["turns"].column("end_implied").to_pylist())  # the lost-end rule really ran
+    assert "missing_turn_end" in got["findings"].column("code").to_pylist()
 
 
 def test_mixed_rulesets_clean_and_default_rules_from_the_caller():
@@ -186,6 +201,11 @@ EDGE_CASES = {
     "wrong turn": [("roll", "bo", [2, 2, 3, 4, 6, 6])],
     "lost bank": [("roll", "ana", [1, 2, 3, 4, 6, 6]), ("keep", "ana", [1], 100),
                   ("roll", "bo", [1, 1, 1, 3, 4, 6])],
+    "lost farkle": [("roll", "ana", [2, 2, 3, 4, 6, 6]), ("roll", "bo", [1, 1, 1, 3, 4, 6]),
+                    ("keep", "bo", [1, 1, 1], 1000), ("bank", "bo", 1000, 1000)],
+    "lost bank then on": [("roll", "ana", [1, 5, 3, 4, 6, 6]), ("keep", "ana", [1, 5], 150),
+                          ("roll", "bo", [2, 2, 3, 4, 6, 6]), ("farkle", "bo"),
+                          ("roll", "ana", [2, 2, 3, 4, 6, 6]), ("farkle", "ana")],
     "hot dice": [("roll", "ana", [1, 1, 1, 5, 5, 5]), ("keep", "ana", [1, 1, 1, 5, 5, 5], 1500),
                  ("roll", "ana", [1, 2, 3, 4, 6, 6]), ("keep", "ana", [1], 100),
                  ("bank", "ana", 1600, 1600), ("roll", "bo", [2, 2, 3, 4, 6, 6]), ("farkle", "bo")],
@@ -210,7 +230,24 @@ def edge_lines(events, players=("ana", "bo"), rules="standard") -> list[str]:
 
 @pytest.mark.parametrize("case", sorted(EDGE_CASES))
 def test_edge_cases(case):
-    assert_same_tables(events_table(edge_lines(EDGE_CASES[case])))
+    got = assert_same_tables(events_table(edge_lines(EDGE_CASES[case])))
+    assert any(got["turns"].column("end_implied").to_pylist()) == case.startswith("lost")
+
+
+@pytest.mark.parametrize("knob,dice,points", [
+    ("single_five", [5], 50), ("single_one", [1], 100), ("three_ones", [1, 1, 1], 1000),
+    ("three_pairs", [2, 2, 3, 3, 4, 4], 750),
+])
+def test_zero_point_combinations(knob, dice, points):
+    """A combination worth 0 is no combination: a keep of it is not legal, a roll of only it
+    is a farkle. Keeps and farkles on such dice, under the knob at 0 and not."""
+    roll = dice + [2, 3, 4, 6, 6, 2][: 6 - len(dice)] if len(dice) < 6 else dice
+    for rules in ({"base": "standard"}, {"base": "standard", knob: 0}):
+        for events in ([("roll", "ana", roll), ("keep", "ana", dice, points), ("bank", "ana", points, points)],
+                       [("roll", "ana", roll), ("keep", "ana", dice, 0), ("bank", "ana", 0, 0)],
+                       [("roll", "ana", roll), ("farkle", "ana"), ("roll", "bo", [2, 2, 3, 4, 6, 6]),
+                        ("farkle", "bo")]):
+            assert_same_tables(events_table(edge_lines(events, rules=rules)))
 
 
 def test_game_end_checks_route_to_the_reference():

@@ -137,6 +137,7 @@ def _fast_tables(events: pa.Table, rows: RowBlocks, clean: np.ndarray) -> dict[s
         _take(col("seq"), start), _take(col("seq"), end), _ints(t[:, K.TU_ROLLS], pa.int32()),
         _ints(t[:, K.TU_HOT], pa.int32()),
         pa.array(np.array(["bank", "farkle"], dtype=object)[t[:, K.TU_OUTCOME]], pa.string()),
+        pa.array(np.zeros(len(t), bool), pa.bool_()),  # end_implied: a lost turn end makes the game suspect
         _ints(t[:, K.TU_CLAIMED], pa.int64()), _ints(t[:, K.TU_CORRECTED], pa.int64()),
         _ints(t[:, K.TU_DICE_LEFT], pa.int8(), t[:, K.TU_DICE_LEFT] < 0),
         _ints(t[:, K.TU_CLAIMED_TOTAL], pa.int64()), _ints(t[:, K.TU_CORRECTED_TOTAL], pa.int64()),
