@@ -88,8 +88,9 @@ BLOCK = 1 << 20  # bytes read at a time by the block reader
 LONGEST_BLOCK_LINE = BLOCK  # a longer line: the reader's own handling (its line limits) decides
 
 
-def _blocks(path: Path, start: int, end: int) -> Iterator[tuple[bytes, int]]:
-    """(block of whole lines without the final newline, number of its first line), for the
+def _blocks(path: Path, start: int, end: int) -> Iterator[tuple[bytes, int, int]]:
+    """(block of whole lines without the final newline, number of its first line, number of
+    its lines), for the
     bytes [start, end) of a plain file; lines are counted from 1 at `start`.
 
     The same lines as iter_lines gives (split on b"\\n" only; a last line without newline
@@ -120,12 +121,13 @@ def _blocks(path: Path, start: int, end: int) -> Iterator[tuple[bytes, int]]:
                         raise _NotPlain
                     continue
                 block, carry = data[:cut], data[cut + 1:]
-                yield block, line
-                line += block.count(b"\n") + 1
+                n = block.count(b"\n") + 1
+                yield block, line, n
+                line += n
             if carry:
                 if len(carry) > LONGEST_BLOCK_LINE:
                     raise _NotPlain
-                yield carry, line
+                yield carry, line, carry.count(b"\n") + 1
     except OSError:
         raise _NotPlain from None
 
@@ -163,11 +165,10 @@ def _scan_parts(parts: Sequence[tuple[InputSource, int, int | None]], default_ru
             name = source.name
             if blocks and (end is not None or _is_plain(source)):
                 stop = end if end is not None else source.path.stat().st_size  # type: ignore[union-attr]
-                for block, first_line in _blocks(source.path, start, stop):  # type: ignore[arg-type]
-                    cols = batcher.block_columns(block, first_line, name, base, on_bad)
+                for block, first_line, n_lines in _blocks(source.path, start, stop):  # type: ignore[arg-type]
+                    cols = batcher.block_columns(block, first_line, name, base, on_bad, n_lines)
                     feed(cols)
                     base += len(cols)
-                    n_lines = block.count(b"\n") + 1
                     last_line = first_line + n_lines - 1
                     if on_items is not None:
                         on_items(n_lines)
@@ -327,8 +328,8 @@ def _replay_source(feed: Callable, source: InputSource, bad: set[int], suspect: 
         needles = [b'"' + g.encode("utf-8", "surrogatepass") + b'"' for g in suspect]
         bad_sorted = sorted(bad)
         try:
-            for block, first in _blocks(source.path, 0, source.path.stat().st_size):  # type: ignore[union-attr]
-                last = first + block.count(b"\n")
+            for block, first, n_lines in _blocks(source.path, 0, source.path.stat().st_size):  # type: ignore[union-attr]
+                last = first + n_lines - 1
                 at = _first_at_least(bad_sorted, first)
                 if (at is None or at > last) and b"\\" not in block and not any(n in block for n in needles):
                     continue

@@ -144,9 +144,9 @@ def test_clean_log_needs_no_second_pass(tmp_path):
     assert report.findings == [] and len(report.games) == 30
 
 
-def test_bad_line_is_found_by_splitting_the_block(tmp_path):
-    """One bad line in a block: the block is split until the line stands alone; every other
-    line of the block still counts, and the bad line is reported with its own number."""
+def test_bad_line_is_found_in_its_block(tmp_path):
+    """One bad line in a block: the block's lines are decoded one by one; every other line
+    of the block still counts, and the bad line is reported with its own number."""
     buffer = io.BytesIO()
     simulate(buffer, games=3, seed=2)
     lines = buffer.getvalue().decode().splitlines()
@@ -156,3 +156,31 @@ def test_bad_line_is_found_by_splitting_the_block(tmp_path):
     found = audit_fast.scan(resolve([str(log)]).sources, Ruleset.builtin("standard"), parallel=False)
     assert list(found.bad_lines[0]) == [41]
     assert found.events == len(lines) - 1
+
+
+def test_mostly_bad_lines(tmp_path, monkeypatch):
+    """Three bad lines for every event (broken JSON, events of games never started,
+    events with wrong fields, a ts off the pattern, a ruleset that is not one): the same
+    output as the reference, and every bad line found by pass 1."""
+    buffer = io.BytesIO()
+    simulate(buffer, games=4, seed=5, tables=2)
+    rng = random.Random(3)
+    out = []
+    for i, line in enumerate(buffer.getvalue().decode().splitlines()):
+        out.append(line)
+        for _ in range(3):
+            out.append(rng.choice([
+                '{"game_id": "x", "seq": 1, "type": "roll", "dice": [1,2,%d' % i,
+                json.dumps({"game_id": f"ghost-{rng.randrange(5)}", "seq": 2, "type": "roll", "player": "a",
+                            "dice": [1, 2, 3, 4, 5, 6]}),
+                json.dumps({"game_id": "g", "seq": "x", "type": "bank"}),
+                json.dumps({"game_id": "g", "seq": 3, "type": "farkle", "player": "a", "ts": "yesterday"}),
+                json.dumps({"game_id": f"r{i}", "seq": 1, "type": "game_start", "players": ["a"],
+                            "rules": {"base": "nope"}}),
+            ]))
+    log = tmp_path / "bad.jsonl"
+    log.write_text("\n".join(out) + "\n")
+    assert_same_audit([str(log)], monkeypatch)
+    found = audit_fast.scan(resolve([str(log)]).sources, Ruleset.builtin("standard"), parallel=False)
+    ghosts = sum(1 for line in out if '"ghost-' in line)
+    assert len(found.bad_lines[0]) == len(out) - found.events and found.events >= len(out) // 4 + ghosts

@@ -71,6 +71,22 @@ def test_groups_left_unread_are_skipped():
     assert [fs for _, _, fs in seen][1::2] == [fs[:1] for _, _, fs in expected][1::2]
 
 
+def test_streamed_json_is_json_dumps_indented():
+    """The streamed JSON writer gives the very text json.dumps(..., indent=2) gave."""
+    import io
+    import json
+
+    from pipeline.audit import AuditReport
+    from pipeline.cli.audit_render import write_json
+
+    for n in (0, 1, 57):
+        report = AuditReport(findings=FindingStore(findings(n, n), limit=10))
+        buffer = io.StringIO()
+        write_json(report, buffer)
+        expected = json.dumps({"findings": [f.to_dict() for f in findings(n, n)], "games": []}, indent=2)
+        assert buffer.getvalue() == expected
+
+
 def test_empty_store():
     store = FindingStore(limit=1)
     assert not store and list(store) == [] and list(store.by_game()) == [] and store == []

@@ -5,10 +5,11 @@ one JSON array) into one typed Struct per line that checks every field the way
 `pipeline.reader.fast` does; which fields each type needs, `ts` (one vectorised regex,
 the reader's pattern in RE2 syntax), distinct players and rulesets are then checked for
 the whole block at once. If anything in a block is not plainly valid (a bad line, a blank
-line, `3.0` for an integer, a line holding two objects...), the block is split in halves
-and each half tried again, down to single lines, which the reader's own `parse_line`
-decides and explains. So a line accepted here is one the reader accepts, with the same
-values, and a bad line costs a few decodes, not a slow block.
+line, `3.0` for an integer, a line holding two objects...), each of its lines is decoded
+alone, the same checks run on them all at once, and each line that fails either is left
+to the reader's own `parse_line`, which decides and explains. So a line accepted here is
+one the reader accepts, with the same values, and a bad line costs one more decode and
+the reader's parse, not a slow block (a log of millions of bad lines stays linear).
 
 Unlike the reader's fast path, unknown fields are ignored rather than refused: audit
 never shows them (ingest keeps them, so ingest does not use this module).
@@ -67,6 +68,7 @@ FIELDS = _Line.__struct_fields__
 (F_GAME_ID, F_SEQ, F_TYPE, F_TS, F_PLAYER, F_DICE, F_POINTS, F_TOTAL, F_PLAYERS, F_RULES, F_WINNER,
  F_SCORES) = range(len(FIELDS))
 _decode_block = msgspec.json.Decoder(list[_Line]).decode
+_decode_line = msgspec.json.Decoder(_Line).decode
 _astuple = msgspec.structs.astuple
 _MsgspecError = msgspec.MsgspecError
 _N_FIELDS = len(FIELDS)
@@ -90,17 +92,17 @@ class LineBatcher:
         self.events = 0  # valid events seen
 
     def block_columns(self, block: bytes, first_line: int, file: str, base: int,
-                      on_bad: Callable[[BadLine], None]) -> EventColumns:
+                      on_bad: Callable[[BadLine], None], n_lines: int | None = None) -> EventColumns:
         """Columns of the valid events of `block` (lines joined by b"\\n", the first one
         numbered `first_line`), positions from `base`; each bad line goes to on_bad in order."""
         try:
             items = _decode_block(b"[" + block.replace(b"\n", b",") + b"]")
-            if len(items) != block.count(b"\n") + 1:
+            if len(items) != (n_lines if n_lines is not None else block.count(b"\n") + 1):
                 raise _Refused
             cols = self._gather(list(zip(*map(_astuple, items))), base, check=True)
         except (_MsgspecError, _Refused):
             lines = block.split(b"\n")
-            rows = self._resolve(lines, range(first_line, first_line + len(lines)), file, on_bad)
+            rows = self._lines_rows(lines, range(first_line, first_line + len(lines)), file, on_bad)
             cols = self._gather(list(zip(*rows)) if rows else [()] * _N_FIELDS, base)
         self.events += len(cols)
         return cols
@@ -108,31 +110,44 @@ class LineBatcher:
     def lines_columns(self, raws: list[bytes], linenos: Any, file: str, base: int,
                       on_bad: Callable[[BadLine], None]) -> EventColumns:
         """The same for lines already split (and numbered) by the reader."""
-        rows = self._resolve(list(raws), linenos, file, on_bad)
+        rows = self._lines_rows(list(raws), linenos, file, on_bad, whole=True)
         cols = self._gather(list(zip(*rows)) if rows else [()] * _N_FIELDS, base)
         self.events += len(cols)
         return cols
 
-    def _resolve(self, lines: list[bytes], linenos: Any, file: str, on_bad) -> list[tuple]:
-        """Rows of the valid events among lines: whole groups where plainly valid, else halves."""
-        if len(lines) == 1:
-            item = parse_line(lines[0], file, linenos[0])
+    def _lines_rows(self, lines: list[bytes], linenos: Any, file: str, on_bad, whole: bool = False) -> list[tuple]:
+        """Rows of the valid events among lines, in order: each line decoded alone, the
+        checks of `_bad_rows` made for all of them at once, and every line that fails either
+        left to the reader's own `parse_line` (which accepts it or explains it). One pass:
+        a block that is mostly bad lines costs a decode per line, not a search by halves."""
+        if whole:  # first, all of them plainly valid: one decode
+            try:
+                items = _decode_block(b"[" + b",".join(lines) + b"]")
+                if len(items) == len(lines):
+                    rows = list(map(_astuple, items))
+                    if rows and not self._bad_rows(list(zip(*rows))).any():
+                        return rows
+            except _MsgspecError:
+                pass
+        decoded: list[tuple | None] = []
+        for line in lines:
+            try:
+                decoded.append(_astuple(_decode_line(line)))
+            except _MsgspecError:
+                decoded.append(None)
+        good = [row for row in decoded if row is not None]
+        refused = iter(self._bad_rows(list(zip(*good))).tolist() if good else ())
+        rows = []
+        for line, lineno, row in zip(lines, linenos, decoded):
+            if row is not None and not next(refused):
+                rows.append(row)
+                continue
+            item = parse_line(line, file, lineno)
             if type(item) is Event:
-                return [_event_row(item)]
-            if item is not None:
+                rows.append(_event_row(item))
+            elif item is not None:
                 on_bad(item)
-            return []
-        try:
-            items = _decode_block(b"[" + b",".join(lines) + b"]")
-            if len(items) != len(lines):
-                raise _Refused
-            rows = list(map(_astuple, items))
-            self._gather(list(zip(*rows)), 0, check=True)
-            return rows
-        except (_MsgspecError, _Refused):
-            half = len(lines) // 2
-            return self._resolve(lines[:half], linenos[:half], file, on_bad) + \
-                self._resolve(lines[half:], linenos[half:], file, on_bad)
+        return rows
 
     def _gather(self, columns: list[tuple], base: int, check: bool = False) -> EventColumns:
         """The kernel's columns; with `check`, first what a Struct cannot say alone (each
@@ -172,6 +187,20 @@ class LineBatcher:
         return cols
 
     def _check(self, columns, code, dice, player, points, total) -> None:
+        if self._bad_rows(columns, code, dice, player, points, total).any():
+            raise _Refused
+
+    def _bad_rows(self, columns, code=None, dice=None, player=None, points=None, total=None) -> np.ndarray:
+        """Per row, True where a decoded line is not plainly valid for what a Struct cannot
+        say alone: each type's own fields, the ts pattern, distinct players, the ruleset."""
+        n = len(columns[F_GAME_ID])
+        if code is None:
+            code = np.fromiter(map(_CODE_OF, columns[F_TYPE]), np.int64, n)
+            dice = pa.array(columns[F_DICE], pa.list_(pa.int8()))
+            player = pa.array(columns[F_PLAYER], pa.string())
+            points = pa.array(columns[F_POINTS], pa.int64())
+            total = pa.array(columns[F_TOTAL], pa.int64())
+        bad = np.zeros(n, bool)
         missing = {
             "roll": (player, dice),
             "keep": (player, dice, points),
@@ -181,19 +210,24 @@ class LineBatcher:
         null = {id(a): np.asarray(a.is_null()) for a in (dice, player, points, total) if a.null_count}
         for kind, arrays in missing.items():
             for array in arrays:
-                if id(array) in null and null[id(array)][code == TYPE_CODES[kind]].any():
-                    raise _Refused
+                if id(array) in null:
+                    bad |= null[id(array)] & (code == TYPE_CODES[kind])
         for i in np.flatnonzero(code == TYPE_CODES["game_start"]).tolist():
             players = columns[F_PLAYERS][i]
             if players is None or len(set(players)) != len(players):
-                raise _Refused
-            self._ruleset(columns[F_RULES][i])
+                bad[i] = True
+                continue
+            try:
+                self._ruleset(columns[F_RULES][i])
+            except _Refused:
+                bad[i] = True
         for i in np.flatnonzero(code == TYPE_CODES["game_end"]).tolist():
             if columns[F_WINNER][i] is None or columns[F_SCORES][i] is None:
-                raise _Refused
+                bad[i] = True
         ts = pa.array(columns[F_TS], pa.string())
-        if ts.null_count < len(ts) and not pc.all(pc.match_substring_regex(ts, TS_PATTERN)).as_py():
-            raise _Refused
+        if ts.null_count < len(ts):
+            bad |= ~np.asarray(pc.match_substring_regex(ts, TS_PATTERN).fill_null(True))
+        return bad
 
     def _ruleset(self, raw: Any) -> Ruleset:
         if raw is UNSET or raw is None:  # None: an Event's absent rules (a logged null never gets here)
