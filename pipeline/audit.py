@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Sequence
 from pipeline import finding_store
 from pipeline.finding_store import FindingStore
 from pipeline.inputs import InputSource
+from pipeline.limits import MAX_LINE_BYTES
 from pipeline.model import BadLine, Event, FileProblem, Finding, GameResult
 from pipeline.reader import read_events
 from pipeline.replay import Replayer, TraceStep
@@ -97,8 +98,10 @@ def audit_sources(
     trace: bool = True,
     on_item: Callable[[int], None] | None = None,
     on_problem: Callable[[FileProblem], None] | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> AuditReport:
-    """Audit input sources: the same report as `audit_stream(read_events(sources))`.
+    """Audit input sources: the same report as `audit_stream(read_events(sources))`
+    (lines over `max_line_bytes` are bad_json rejects either way).
 
     Plain audits take the two-pass fast path (`pipeline.audit_fast`); standard input (read
     once), a scoresheet (every game's turns) or a game filter take the one-pass reference
@@ -108,13 +111,14 @@ def audit_sources(
     if (games is not None or sheet is not None or any(s.is_stdin for s in sources)
             or os.environ.get("FARKLE_LOGS_REPLAY") == "reference"):
         advance = (lambda: on_item(1)) if on_item is not None else None
-        return audit_stream(read_events(sources, on_problem=on_problem), rules, games=games, sheet=sheet,
-                            trace=trace, on_item=advance)
+        return audit_stream(read_events(sources, on_problem=on_problem, max_line_bytes=max_line_bytes), rules,
+                            games=games, sheet=sheet, trace=trace, on_item=advance)
     from pipeline import audit_fast
 
-    found = audit_fast.scan(sources, rules, on_problem, on_item)
+    found = audit_fast.scan(sources, rules, on_problem, on_item, max_line_bytes=max_line_bytes)
     report = AuditReport(events=found.events)
-    out = audit_fast.replay_suspects(sources, found, rules, trace=trace, findings=report.findings).drain()
+    out = audit_fast.replay_suspects(sources, found, rules, trace=trace, findings=report.findings,
+                                     max_line_bytes=max_line_bytes).drain()
     report.findings.extend(out.findings)
     report.timelines = out.timelines
     report.games = audit_fast.merged_results(found, out.games)

@@ -38,6 +38,7 @@ import numpy as np
 from pipeline import finding_store
 from pipeline.finding_store import FindingStore
 from pipeline.inputs import InputSource
+from pipeline.limits import MAX_LINE_BYTES
 from pipeline.model import BadLine, Event, FileProblem, GameResult
 from pipeline.reader import iter_lines, parse_line
 from pipeline.replay import Replayer
@@ -85,18 +86,19 @@ class _NotPlain(Exception):
 
 
 BLOCK = 1 << 20  # bytes read at a time by the block reader
-LONGEST_BLOCK_LINE = BLOCK  # a longer line: the reader's own handling (its line limits) decides
 
 
-def _blocks(path: Path, start: int, end: int) -> Iterator[tuple[bytes, int, int]]:
+def _blocks(path: Path, start: int, end: int, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[bytes, int, int]]:
     """(block of whole lines without the final newline, number of its first line, number of
-    its lines), for the
-    bytes [start, end) of a plain file; lines are counted from 1 at `start`.
+    its lines), for the bytes [start, end) of a plain file; lines are counted from 1 at `start`.
 
     The same lines as iter_lines gives (split on b"\\n" only; a last line without newline
     is a line); blank lines stay in (the batcher skips them). A BOM at the file's start is
-    dropped, as the reader does. Raises _NotPlain for a line longer than LONGEST_BLOCK_LINE
-    or a read error, so such files are read by the reader itself."""
+    dropped, as the reader does. Raises _NotPlain for a line longer than max_line_bytes (the
+    reader makes it a reject, in bounded memory) or a read error, so such files are read by
+    the reader itself. Every line but a block's first (carried over from the previous read)
+    lies within one read of BLOCK bytes: with max_line_bytes >= BLOCK (the caller's
+    condition for reading blocks) only that one needs measuring."""
     try:
         with open(path, "rb", buffering=0) as fh:
             fh.seek(start)
@@ -113,19 +115,22 @@ def _blocks(path: Path, start: int, end: int) -> Iterator[tuple[bytes, int, int]
                     first = False
                     if data.startswith(b"\xef\xbb\xbf"):
                         data = data[3:]
-                data = carry + data if carry else data
+                if carry:
+                    # the one line that can be longer than a read: the carried one, completed
+                    at = data.find(b"\n")
+                    if len(carry) + (at if at >= 0 else len(data)) > max_line_bytes:
+                        raise _NotPlain
+                    data = carry + data
                 cut = data.rfind(b"\n")
                 if cut < 0:
                     carry = data
-                    if len(carry) > LONGEST_BLOCK_LINE:
-                        raise _NotPlain
                     continue
                 block, carry = data[:cut], data[cut + 1:]
                 n = block.count(b"\n") + 1
                 yield block, line, n
                 line += n
             if carry:
-                if len(carry) > LONGEST_BLOCK_LINE:
+                if len(carry) > max_line_bytes:
                     raise _NotPlain
                 yield carry, line, carry.count(b"\n") + 1
     except OSError:
@@ -148,7 +153,7 @@ def _is_plain(source: InputSource) -> bool:
 def _scan_parts(parts: Sequence[tuple[InputSource, int, int | None]], default_rules: Ruleset,
                 on_items: Callable[[int], None] | None = None,
                 on_problem: Callable[[FileProblem], None] | None = None,
-                blocks: bool = True) -> ScanSummary:
+                blocks: bool = True, max_line_bytes: int = MAX_LINE_BYTES) -> ScanSummary:
     """Pass 1 over (source, start byte, end byte or None for the whole source), in order, in
     this process. Plain files are read in blocks; the rest through the reader's lines."""
     fast = FastReplay(default_rules, records=False)
@@ -165,7 +170,8 @@ def _scan_parts(parts: Sequence[tuple[InputSource, int, int | None]], default_ru
             name = source.name
             if blocks and (end is not None or _is_plain(source)):
                 stop = end if end is not None else source.path.stat().st_size  # type: ignore[union-attr]
-                for block, first_line, n_lines in _blocks(source.path, start, stop):  # type: ignore[arg-type]
+                for block, first_line, n_lines in _blocks(source.path, start, stop,  # type: ignore[arg-type]
+                                                          max_line_bytes):
                     cols = batcher.block_columns(block, first_line, name, base, on_bad, n_lines)
                     feed(cols)
                     base += len(cols)
@@ -173,7 +179,7 @@ def _scan_parts(parts: Sequence[tuple[InputSource, int, int | None]], default_ru
                     if on_items is not None:
                         on_items(n_lines)
                 continue
-            lines = iter_lines(source)
+            lines = iter_lines(source, max_line_bytes)
             while chunk := list(islice(lines, BATCH_LINES)):
                 linenos, raws = zip(*chunk)
                 cols = batcher.lines_columns(raws, linenos, name, base, on_bad)
@@ -197,20 +203,25 @@ def _scan_parts(parts: Sequence[tuple[InputSource, int, int | None]], default_ru
 
 def scan(sources: Sequence[InputSource], default_rules: Ruleset,
          on_problem: Callable[[FileProblem], None] | None = None,
-         on_items: Callable[[int], None] | None = None, *, parallel: bool = True) -> ScanSummary:
-    """Pass 1 over every source, in order (two ranges at once for one large plain file)."""
-    if parallel and len(sources) == 1 and (os.cpu_count() or 1) > 1:
-        found = _scan_two_ranges(sources[0], default_rules)
+         on_items: Callable[[int], None] | None = None, *, parallel: bool = True,
+         max_line_bytes: int = MAX_LINE_BYTES) -> ScanSummary:
+    """Pass 1 over every source, in order (two ranges at once for one large plain file).
+    Blocks are read only when the line limit is at least a block (see `_blocks`); with a
+    smaller limit every line goes through the reader's own splitter."""
+    blocks = max_line_bytes >= BLOCK
+    if blocks and parallel and len(sources) == 1 and (os.cpu_count() or 1) > 1:
+        found = _scan_two_ranges(sources[0], default_rules, max_line_bytes)
         if found is not None:
             return found
     parts = [(source, 0, None) for source in sources]
     try:
-        return _scan_parts(parts, default_rules, on_items, on_problem)
+        if blocks:
+            return _scan_parts(parts, default_rules, on_items, on_problem, max_line_bytes=max_line_bytes)
     except _NotPlain:
-        fresh = [(InputSource(s.name, path=s.path), 0, None) for s in sources]
-        summary = _scan_parts(fresh, default_rules, on_items, on_problem, blocks=False)
-        summary.read_in_blocks = False
-        return summary
+        parts = [(InputSource(s.name, path=s.path), 0, None) for s in sources]
+    summary = _scan_parts(parts, default_rules, on_items, on_problem, blocks=False, max_line_bytes=max_line_bytes)
+    summary.read_in_blocks = False
+    return summary
 
 
 def _append(summary: ScanSummary, part: ScanSummary, *, line_offset: int, new_source: bool) -> None:
@@ -256,13 +267,13 @@ def _split_point(path: Path, size: int) -> int | None:
     return None
 
 
-def _scan_range(source: InputSource, start: int, end: int, default_rules: Ruleset):
+def _scan_range(source: InputSource, start: int, end: int, default_rules: Ruleset, max_line_bytes: int):
     """One byte range of a plain file: its summary and its number of lines."""
-    part = _scan_parts([(source, start, end)], default_rules)
+    part = _scan_parts([(source, start, end)], default_rules, max_line_bytes=max_line_bytes)
     return part, part.lines
 
 
-def _scan_two_ranges(source: InputSource, default_rules: Ruleset) -> ScanSummary | None:
+def _scan_two_ranges(source: InputSource, default_rules: Ruleset, max_line_bytes: int) -> ScanSummary | None:
     if source.path is None:
         return None
     try:
@@ -280,8 +291,8 @@ def _scan_two_ranges(source: InputSource, default_rules: Ruleset) -> ScanSummary
     # spawned, not forked: the parent may already hold Arrow's thread pools
     try:
         with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            second = pool.submit(_scan_range, source, middle, size, default_rules)
-            first, first_lines = _scan_range(source, 0, middle, default_rules)
+            second = pool.submit(_scan_range, source, middle, size, default_rules, max_line_bytes)
+            first, first_lines = _scan_range(source, 0, middle, default_rules, max_line_bytes)
             later, _ = second.result()
     except _NotPlain:
         return None  # a long line or a read error: the reader's own scan reports it where it happens
@@ -298,7 +309,8 @@ SKIP_BLOCKS_UP_TO = 256  # suspect games: up to this many, blocks that name none
 
 
 def replay_suspects(sources: Sequence[InputSource], found: ScanSummary, default_rules: Ruleset, *,
-                    trace: bool, findings: FindingStore | None = None) -> Replayer:
+                    trace: bool, findings: FindingStore | None = None,
+                    max_line_bytes: int = MAX_LINE_BYTES) -> Replayer:
     """Pass 2: the reference replay of the bad lines and of every event of the suspect games.
     With `findings`, the replayer's findings are moved there as they come (bounded memory)."""
     replayer = Replayer(default_rules, trace=trace, records=False)
@@ -315,7 +327,7 @@ def replay_suspects(sources: Sequence[InputSource], found: ScanSummary, default_
     if suspect or any(found.bad_lines):
         with _gc_paused():
             for source, bad_numbers in zip(sources, found.bad_lines):
-                _replay_source(feed, source, _Lines(bad_numbers), suspect, found.read_in_blocks)
+                _replay_source(feed, source, _Lines(bad_numbers), suspect, found.read_in_blocks, max_line_bytes)
     replayer.finish()
     return replayer
 
@@ -341,14 +353,16 @@ class _Lines:
         return int(self.numbers[i]) if i < len(self.numbers) else None
 
 
-def _replay_source(feed: Callable, source: InputSource, bad: _Lines, suspect: set[str], blocks: bool) -> None:
+def _replay_source(feed: Callable, source: InputSource, bad: _Lines, suspect: set[str], blocks: bool,
+                   max_line_bytes: int = MAX_LINE_BYTES) -> None:
     name = source.name
     if blocks and _is_plain(source) and len(suspect) <= SKIP_BLOCKS_UP_TO:
         # a block that holds no bad line, no escaped text and no suspect id cannot hold an
         # event of a suspect game: skip it without splitting it into lines
         needles = [b'"' + g.encode("utf-8", "surrogatepass") + b'"' for g in suspect]
         try:
-            for block, first, n_lines in _blocks(source.path, 0, source.path.stat().st_size):  # type: ignore[union-attr]
+            for block, first, n_lines in _blocks(source.path, 0, source.path.stat().st_size,  # type: ignore[union-attr]
+                                                 max_line_bytes):
                 last = first + n_lines - 1
                 at = bad.first_at_least(first)
                 if (at is None or at > last) and b"\\" not in block and not any(n in block for n in needles):
@@ -359,7 +373,7 @@ def _replay_source(feed: Callable, source: InputSource, bad: _Lines, suspect: se
             return
         except _NotPlain:  # pass 1 read this very file in blocks: it changed under us
             raise OSError(f"{name}: the file changed while it was audited") from None
-    for line, raw in iter_lines(InputSource(name, path=source.path)):
+    for line, raw in iter_lines(InputSource(name, path=source.path), max_line_bytes):
         _replay_line(feed, raw, name, line, bad, suspect)
 
 

@@ -184,3 +184,24 @@ def test_mostly_bad_lines(tmp_path, monkeypatch):
     found = audit_fast.scan(resolve([str(log)]).sources, Ruleset.builtin("standard"), parallel=False)
     ghosts = sum(1 for line in out if '"ghost-' in line)
     assert len(found.bad_lines[0]) == len(out) - found.events and found.events >= len(out) // 4 + ghosts
+
+
+def test_line_limit_same_as_the_reader(tmp_path, monkeypatch):
+    """Lines over --max-line-bytes are rejects by the fast path as by the reader: a long line
+    carried across the block reader's reads (1.25 MiB, ending inside the second read), a
+    short limit (no blocks), and a limit above the long line (blocks, the line decoded)."""
+    lines = mangled_log(tmp_path / "m.jsonl", 3).read_text().split("\n")
+    head = "\n".join(lines[:40]) + "\n"
+    pad = audit_fast.BLOCK // 2 - len(head.encode()) - 100  # the long line starts half a block in
+    filler = json.dumps({"game_id": "pad", "seq": 1, "type": "game_start", "players": ["x" * pad]})
+    long = json.dumps({"game_id": "long", "seq": 1, "type": "game_start", "players": ["y" * (5 << 18)]})
+    log = tmp_path / "long.jsonl"
+    log.write_text(head + filler + "\n" + long + "\n" + "\n".join(lines[40:]))
+    rejected = {}
+    for limit in ([], ["--max-line-bytes", "300"], ["--max-line-bytes", str(2 << 20)]):
+        _, out = assert_same_audit([*limit, str(log)], monkeypatch)  # csv, the last format
+        rejected[tuple(limit[1:])] = {int(row.split(",")[3]) for row in out.splitlines()[1:]
+                                      if ",bad_json," in row}
+    assert {41, 42} & rejected[()] == {42}  # 1.25 MiB: over the default 1 MiB
+    assert {41, 42} <= rejected[("300",)]
+    assert not {41, 42} & rejected[(str(2 << 20),)]

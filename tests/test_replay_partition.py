@@ -108,3 +108,13 @@ def test_without_the_ordering_column_rows_are_replayed_as_given():
     backwards = replay_partition(table.take(pa.array([0, 2, 1])), Ruleset.builtin("standard"))
     codes = sorted(f["code"] for f in backwards["findings"].to_pylist())
     assert "seq_error" in codes  # seq 3 before seq 2: the order given is the order replayed
+
+
+def test_the_partition_module_imports_on_its_own():
+    """The Spark engine imports it first thing, in a fresh worker interpreter."""
+    import subprocess
+    import sys
+
+    for module in ("pipeline.replay.partition", "pipeline.ingest.route", "pipeline.ingest.workers"):
+        done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, List, Optional
 import typer
 from rich.table import Table
 
-from pipeline.cli.common import EXIT_DATA, RULES_HELP, stderr, stdout, usage_error
+from pipeline.cli.common import RULES_HELP, stderr, stdout, usage_error
 from pipeline.cli.main import app
-from pipeline.cli.dataset_options import dataset_or_exit, filters_or_exit
+from pipeline.cli.dataset_options import dataset_failure, dataset_or_exit, filters_or_exit
 
 if TYPE_CHECKING:  # pyarrow and duckdb load only when stats runs, not for every command
     import pyarrow as pa
@@ -109,9 +109,9 @@ def stats(
     ),
 ) -> None:
     """Bust rates against the exact odds, turn value, bank-or-roll choices, player summaries
-    and dice fairness. Exit 1 when DATASET is missing or not a farkle-logs dataset."""
+    and dice fairness. Exit 2 when DATASET is missing, not a farkle-logs dataset, or damaged."""
     from pipeline.stats import DEFAULT_SECTIONS, SECTIONS, TABLE_NAMES, compute
-    from pipeline.strategy.solver import MODEL_NOTE
+    from pipeline.strategy.solver import MODEL_NOTE, refusals
 
     wanted_sections, wanted_tables = _selection(section or list(DEFAULT_SECTIONS), SECTIONS, TABLE_NAMES)
     if format is StatsFormat.csv and len(wanted_tables) != 1:
@@ -121,10 +121,12 @@ def stats(
     filters = filters_or_exit(player, rules, since, until, game)
     ds = dataset_or_exit(dataset)
     try:
-        tables = compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold)
-    except Exception as exc:  # a damaged Parquet file, a column missing from the contract
-        stderr.print(f"error: cannot compute stats over {dataset}: {exc}", markup=False)
-        raise typer.Exit(EXIT_DATA)
+        with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
+            tables = compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold)
+    except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)
+        dataset_failure(ds, exc)
+    for message in unsolved:
+        stderr.print(f"note: {message}; its games' choices are not judged", markup=False)
     tables = {name: tables[name] for name in wanted_tables}
     if all(t.num_rows == 0 for t in tables.values()):
         stderr.print("note: no rows match these filters", markup=False)
