@@ -160,7 +160,8 @@ def test_bad_line_is_found_in_its_block(tmp_path):
 
 def test_mostly_bad_lines(tmp_path, monkeypatch):
     """Three bad lines for every event (broken JSON, events of games never started,
-    events with wrong fields, a ts off the pattern, a ruleset that is not one): the same
+    events with wrong fields, a ts off the pattern, a ruleset that is not one, JSON nested
+    3,000 deep in a field the fast decoder ignores): the same
     output as the reference, and every bad line found by pass 1."""
     buffer = io.BytesIO()
     simulate(buffer, games=4, seed=5, tables=2)
@@ -177,6 +178,8 @@ def test_mostly_bad_lines(tmp_path, monkeypatch):
                 json.dumps({"game_id": "g", "seq": 3, "type": "farkle", "player": "a", "ts": "yesterday"}),
                 json.dumps({"game_id": f"r{i}", "seq": 1, "type": "game_start", "players": ["a"],
                             "rules": {"base": "nope"}}),
+                '{"game_id": "g", "seq": 1, "type": "farkle", "player": "a", "x": ' + "[" * 3000 + "]" * 3000 + "}",
+                '{"game_id": "g", "seq": 1, "deep": ' + '{"a":' * 3000 + "1" + "}" * 3001,
             ]))
     log = tmp_path / "bad.jsonl"
     log.write_text("\n".join(out) + "\n")

@@ -70,7 +70,9 @@ FIELDS = _Line.__struct_fields__
 _decode_block = msgspec.json.Decoder(list[_Line]).decode
 _decode_line = msgspec.json.Decoder(_Line).decode
 _astuple = msgspec.structs.astuple
-_MsgspecError = msgspec.MsgspecError
+# not plainly valid: msgspec's own errors, and RecursionError for JSON nested deeper than it
+# follows (in a field the Struct ignores); the reader's parse_line then decides (bad_json)
+_MsgspecError = (msgspec.MsgspecError, RecursionError)
 _N_FIELDS = len(FIELDS)
 
 
@@ -100,7 +102,7 @@ class LineBatcher:
             if len(items) != (n_lines if n_lines is not None else block.count(b"\n") + 1):
                 raise _Refused
             cols = self._gather(list(zip(*map(_astuple, items))), base, check=True)
-        except (_MsgspecError, _Refused):
+        except (*_MsgspecError, _Refused):
             lines = block.split(b"\n")
             rows = self._lines_rows(lines, range(first_line, first_line + len(lines)), file, on_bad)
             cols = self._gather(list(zip(*rows)) if rows else [()] * _N_FIELDS, base)
