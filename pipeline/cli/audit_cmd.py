@@ -59,8 +59,8 @@ def audit(
     Exit 0: no errors; 1: findings; 2: bad usage (a missing file, a --game or scoresheet
     that matches nothing, a scoresheet that cannot be read).
     """
-    from pipeline.audit import audit_stream, read_sheet
-    from pipeline.cli.audit_render import as_csv, as_json, as_jsonl, print_text, sheet_verdict
+    from pipeline.audit import audit_sources, audit_stream, read_sheet
+    from pipeline.cli.audit_render import print_text, sheet_verdict, write_csv, write_json, write_jsonl
     from pipeline.inputs import resolve
     from pipeline.model import FileProblem
     from pipeline.reader import read_events
@@ -89,15 +89,27 @@ def audit(
         _coach(resolution, game[0], default_rules, format, blunder_threshold, seen, max_line_bytes)
     file_problems: list[FileProblem] = []
     with progress_bar("auditing") as advance:
-        report = audit_stream(
-            seen.watch(read_events(resolution.sources, on_problem=file_problems.append,
-                                   max_line_bytes=max_line_bytes)),
-            default_rules,
-            games=set(game) if game else None,
-            sheet=sheet,
-            trace=format is AuditFormat.text,
-            on_item=advance,
-        )
+        if game or sheet is not None:
+            # One game or a scoresheet: the reference path, watching every game id read (what a
+            # --game typo is compared to). audit_sources would take this path for them too.
+            report = audit_stream(
+                seen.watch(read_events(resolution.sources, on_problem=file_problems.append,
+                                       max_line_bytes=max_line_bytes)),
+                default_rules,
+                games=set(game) if game else None,
+                sheet=sheet,
+                trace=format is AuditFormat.text,
+                on_item=advance,
+            )
+        else:  # every game: the two-pass fast path (pipeline.audit_fast), the same report
+            report = audit_sources(
+                resolution.sources,
+                default_rules,
+                trace=format is AuditFormat.text,
+                on_item=advance,
+                on_problem=file_problems.append,
+                max_line_bytes=max_line_bytes,
+            )
     report.file_problems.extend(file_problems)
     for source in resolution.sources:
         if source.is_stdin and source.problem is None and source.lines == source.blank_lines:
@@ -112,11 +124,14 @@ def audit(
     if format is AuditFormat.text:
         print_text(report, stdout, verdict)
     else:
-        writer = {AuditFormat.json: lambda r: as_json(r, [verdict] if verdict else []),
-                  AuditFormat.jsonl: as_jsonl, AuditFormat.csv: as_csv}[format]
-        text = writer(report)
-        sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+        write = {AuditFormat.json: lambda r, out: write_json(r, out, [verdict] if verdict else []),
+                 AuditFormat.jsonl: write_jsonl, AuditFormat.csv: write_csv}[format]
+        ends = _LastChar(sys.stdout)
+        write(report, ends)  # streamed: an audit can have millions of findings
+        if ends.last not in ("", "\n"):
+            sys.stdout.write("\n")
         sys.stdout.flush()
+    report.findings.close()
     for wanted in missing_games:
         stderr.print(f"error: no game {wanted!r} in these logs{did_you_mean(wanted, seen.ids)}")
     if verdict is not None and verdict["rows"] and not verdict["games_found"]:
@@ -128,6 +143,19 @@ def audit(
     if report.errors or report.file_problems or report.sheet_problems:
         raise typer.Exit(EXIT_DATA)
     raise typer.Exit(EXIT_OK)
+
+
+class _LastChar:
+    """A text stream that remembers the last character written (the output ends with a newline)."""
+
+    def __init__(self, out):
+        self._out = out
+        self.last = ""
+
+    def write(self, text: str) -> int:
+        if text:
+            self.last = text[-1]
+        return self._out.write(text)
 
 
 class SeenGames:

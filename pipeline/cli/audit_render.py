@@ -9,7 +9,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import TYPE_CHECKING, Any
+import textwrap
+from typing import TYPE_CHECKING, Any, Iterable, TextIO
 
 from pipeline.cli.text import plain_table, printable
 
@@ -37,30 +38,72 @@ def game_dict(game) -> dict[str, Any]:
     return d
 
 
-def as_json(report: AuditReport, sheets: list[dict] | None = None) -> str:
-    payload: dict[str, Any] = {
-        "findings": [f.to_dict() for f in report.findings],
-        "games": [game_dict(g) for g in report.games],
-    }
+def write_json(report: AuditReport, out: TextIO, sheets: list[dict] | None = None) -> None:
+    """The same text as json.dumps({"findings": [...], "games": [...]}, indent=2), written a
+    finding at a time (an audit can have millions)."""
+    out.write("{\n")
+    _write_list(out, "findings", (f.to_dict() for f in report.findings), last=False)
+    _write_list(out, "games", (game_dict(g) for g in report.games), last=not sheets)
     if sheets:
-        payload["scoresheets"] = sheets
-    return json.dumps(payload, indent=2)
+        _write_list(out, "scoresheets", sheets, last=True)
+    out.write("}")
+
+
+def _write_list(out: TextIO, name: str, items: Iterable[dict[str, Any]], last: bool) -> None:
+    out.write(f"  {json.dumps(name)}: [")
+    first = True
+    for item in items:
+        out.write("\n" if first else ",\n")
+        first = False
+        out.write(_indented(item))
+    out.write("]" if first else "\n  ]")
+    out.write("\n" if last else ",\n")
+
+
+_SCALARS = (str, int, float, bool, type(None))
+_dumps = json.dumps
+
+
+def _indented(item: dict[str, Any]) -> str:
+    """textwrap.indent(json.dumps(item, indent=2), "    "), built directly for a flat dict
+    (a finding): json's indenting encoder is pure Python and was most of a long audit's
+    output time."""
+    if not item or not all(type(v) in _SCALARS for v in item.values()):
+        return textwrap.indent(json.dumps(item, indent=2), "    ")
+    body = ",\n      ".join(f"{_dumps(k)}: {_dumps(v)}" for k, v in item.items())
+    return f"    {{\n      {body}\n    }}"
+
+
+def write_jsonl(report: AuditReport, out: TextIO) -> None:
+    for f in report.findings:
+        out.write(json.dumps(f.to_dict()) + "\n")
+
+
+def write_csv(report: AuditReport, out: TextIO) -> None:
+    writer = csv.DictWriter(out, fieldnames=FINDING_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for f in report.findings:
+        writer.writerow(f.to_dict())
+
+
+def as_json(report: AuditReport, sheets: list[dict] | None = None) -> str:
+    buffer = io.StringIO()
+    write_json(report, buffer, sheets)
+    return buffer.getvalue()
 
 
 def as_jsonl(report: AuditReport) -> str:
-    return "".join(json.dumps(f.to_dict()) + "\n" for f in report.findings)
+    buffer = io.StringIO()
+    write_jsonl(report, buffer)
+    return buffer.getvalue()
 
 
 def as_csv(report: AuditReport) -> str:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=FINDING_FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for f in report.findings:
-        writer.writerow(f.to_dict())
+    write_csv(report, buffer)
     return buffer.getvalue()
 
 
-# ---------------------------------------------------------------------- scoresheets
 def sheet_verdict(report: AuditReport, name: str, text: str) -> dict[str, Any]:
     """One scoresheet's verdict: rows checked, games found or not, differences by code."""
     from pipeline.scoresheet import parse_sheet
@@ -148,29 +191,27 @@ def winner_lines(result) -> list[str]:
     return lines
 
 
-def _sheet_findings_by_game(findings: list, logged: set[str]) -> dict[str, list]:
-    """sheet_extra_turn rows of games not in the logs: one group per game, said once."""
-    groups: dict[str, list] = {}
-    for f in findings:
-        if f.code == "sheet_extra_turn" and f.game_id not in logged:
-            groups.setdefault(f.game_id, []).append(f)
-    return groups
-
-
 def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = None) -> None:
-    width = console.width
+    """Game by game, as the finding store gives them back (it may have spilled to disk), so
+    memory holds one game's findings at a time."""
     results = {g.game_id: g for g in report.games}
-    absent = _sheet_findings_by_game(report.findings, set(results))
-    absent_ids = {id(f) for fs in absent.values() for f in fs}
-    by_game: dict[str | None, list] = {}
-    for f in report.findings:
-        if id(f) not in absent_ids:
-            by_game.setdefault(f.game_id, []).append(f)
-    for game_id, findings in by_game.items():
+    absent: dict[str, list] = {}  # sheet rows of games not in the logs: one line per game, below
+    with_findings: set[str | None] = set()
+    for game_id, count, findings in report.findings.by_game():
+        if game_id is not None and game_id not in results:
+            findings = list(findings)
+            rows = [f for f in findings if f.code == "sheet_extra_turn"]
+            if rows:
+                absent[game_id] = rows
+                findings = [f for f in findings if f.code != "sheet_extra_turn"]
+                count = len(findings)
+                if not count:
+                    continue
+        with_findings.add(game_id)
         title = f"game {game_id}" if game_id is not None else "lines of no readable game"
         result = results.get(game_id)
         rules = f" [{result.ruleset.name}]" if result is not None else ""
-        console.rule(f"{title}{rules}: {len(findings)} finding{'s' if len(findings) != 1 else ''}")
+        console.rule(f"{title}{rules}: {count} finding{'s' if count != 1 else ''}")
         for f in findings:
             where = f"{f.file}:{f.line}" if f.line is not None else (f.file or "")
             console.line(f"  {f.severity:<7} {f.code}  {where}", indent="    ")
@@ -198,7 +239,7 @@ def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = N
                      f"{len(findings)} row{'s' if len(findings) != 1 else ''} ({span}) were not checked", indent="  ")
     console.rule("summary")
     games, events = len(report.games), report.events
-    clean = sum(1 for g in report.games if g.game_id not in by_game)
+    clean = sum(1 for g in report.games if g.game_id not in with_findings)
     warnings = len(report.findings) - report.errors
     console.line(
         f"{games:,} game{'s' if games != 1 else ''}, {events:,} event{'s' if events != 1 else ''}: "
