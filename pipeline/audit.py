@@ -5,11 +5,16 @@ disputes from Python with the same answers the command prints.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
+from pipeline import finding_store
+from pipeline.finding_store import FindingStore
+from pipeline.inputs import InputSource
 from pipeline.model import BadLine, Event, FileProblem, Finding, GameResult
+from pipeline.reader import read_events
 from pipeline.replay import Replayer, TraceStep
 from pipeline.rules import Ruleset
 from pipeline.scoresheet import SheetProblem, compare_sheet, parse_sheet
@@ -17,7 +22,7 @@ from pipeline.scoresheet import SheetProblem, compare_sheet, parse_sheet
 
 @dataclass
 class AuditReport:
-    findings: list[Finding] = field(default_factory=list)
+    findings: FindingStore = field(default_factory=FindingStore)  # in order; spilled to disk when many
     games: list[GameResult] = field(default_factory=list)
     timelines: dict[str, list[list[TraceStep]]] = field(default_factory=dict)
     file_problems: list[FileProblem] = field(default_factory=list)
@@ -27,13 +32,10 @@ class AuditReport:
 
     @property
     def errors(self) -> int:
-        return sum(1 for f in self.findings if f.severity == "error")
+        return self.findings.errors
 
     def counts_by_code(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for f in self.findings:
-            counts[f.code] = counts.get(f.code, 0) + 1
-        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        return dict(sorted(self.findings.by_code.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def audit_stream(
@@ -64,12 +66,15 @@ def audit_stream(
         if isinstance(item, Event):
             report.events += 1
         replayer.feed(item)
+        if len(replayer.out.findings) >= finding_store.DRAIN:
+            report.findings.extend(replayer.out.findings)
+            replayer.out.findings.clear()
         if sheet is not None and len(replayer.out.rolls) > 10_000:
             replayer.out.rolls.clear()
             replayer.out.decisions.clear()
     replayer.finish()
     out = replayer.drain()
-    report.findings = out.findings
+    report.findings.extend(out.findings)
     report.games = out.games
     report.timelines = out.timelines
     turns = out.turns
@@ -80,6 +85,39 @@ def audit_stream(
             rows = [r for r in rows if r.game_id in games]
         report.sheet_problems = problems
         report.findings.extend(compare_sheet(rows, turns, [g.game_id for g in report.games], name))
+    return report
+
+
+def audit_sources(
+    sources: Sequence[InputSource],
+    default_rules: Ruleset | None = None,
+    *,
+    games: set[str] | None = None,
+    sheet: tuple[str, str] | None = None,
+    trace: bool = True,
+    on_item: Callable[[int], None] | None = None,
+    on_problem: Callable[[FileProblem], None] | None = None,
+) -> AuditReport:
+    """Audit input sources: the same report as `audit_stream(read_events(sources))`.
+
+    Plain audits take the two-pass fast path (`pipeline.audit_fast`); standard input (read
+    once), a scoresheet (every game's turns) or a game filter take the one-pass reference
+    path, as does FARKLE_LOGS_REPLAY=reference. `on_item(n)` is told of every n lines read.
+    """
+    rules = default_rules or Ruleset.builtin("standard")
+    if (games is not None or sheet is not None or any(s.is_stdin for s in sources)
+            or os.environ.get("FARKLE_LOGS_REPLAY") == "reference"):
+        advance = (lambda: on_item(1)) if on_item is not None else None
+        return audit_stream(read_events(sources, on_problem=on_problem), rules, games=games, sheet=sheet,
+                            trace=trace, on_item=advance)
+    from pipeline import audit_fast
+
+    found = audit_fast.scan(sources, rules, on_problem, on_item)
+    report = AuditReport(events=found.events)
+    out = audit_fast.replay_suspects(sources, found, rules, trace=trace, findings=report.findings).drain()
+    report.findings.extend(out.findings)
+    report.timelines = out.timelines
+    report.games = audit_fast.merged_results(found, out.games)
     return report
 
 

@@ -7,8 +7,8 @@ from typing import List, Optional
 
 import typer
 
-from pipeline.audit import audit_stream, read_sheet
-from pipeline.cli.audit_render import as_csv, as_json, as_jsonl, print_text
+from pipeline.audit import audit_sources, audit_stream, read_sheet
+from pipeline.cli.audit_render import print_text, write_csv, write_json, write_jsonl
 from pipeline.cli.common import (
     EXIT_DATA,
     EXIT_OK,
@@ -24,7 +24,7 @@ from pipeline.cli.common import (
 from pipeline.cli.main import app
 from pipeline.inputs import resolve
 from pipeline.model import FileProblem
-from pipeline.reader import read_events
+from pipeline.reader import MAX_LINE_BYTES, read_events
 
 
 class AuditFormat(str, enum.Enum):
@@ -74,14 +74,27 @@ def audit(
     if coach:
         _coach(resolution, game[0], default_rules, format, blunder_threshold, max_line_bytes)
     with progress_bar("auditing") as advance:
-        report = audit_stream(
-            read_events(resolution.sources, on_problem=file_problems.append, max_line_bytes=max_line_bytes),
-            default_rules,
-            games=set(game) if game else None,
-            sheet=sheet,
-            trace=format is AuditFormat.text,
-            on_item=advance,
-        )
+        if max_line_bytes == MAX_LINE_BYTES:
+            report = audit_sources(
+                resolution.sources,
+                default_rules,
+                games=set(game) if game else None,
+                sheet=sheet,
+                trace=format is AuditFormat.text,
+                on_item=advance,
+                on_problem=file_problems.append,
+            )
+        else:
+            # audit_sources' fast scan reads at the default limit; another limit takes the
+            # one-pass reference path, which reads with it
+            report = audit_stream(
+                read_events(resolution.sources, on_problem=file_problems.append, max_line_bytes=max_line_bytes),
+                default_rules,
+                games=set(game) if game else None,
+                sheet=sheet,
+                trace=format is AuditFormat.text,
+                on_item=advance,
+            )
     report.file_problems.extend(file_problems)
     for p in report.file_problems:
         where = f"{p.file}:{p.line}" if p.line is not None else p.file
@@ -91,14 +104,31 @@ def audit(
     if format is AuditFormat.text:
         print_text(report, stdout)
     else:
-        text = {AuditFormat.json: as_json, AuditFormat.jsonl: as_jsonl, AuditFormat.csv: as_csv}[format](report)
-        sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+        write = {AuditFormat.json: write_json, AuditFormat.jsonl: write_jsonl, AuditFormat.csv: write_csv}[format]
+        ends = _LastChar(sys.stdout)
+        write(report, ends)
+        if ends.last not in ("", "\n"):
+            sys.stdout.write("\n")
         sys.stdout.flush()
+    report.findings.close()
     if resolution.problems or any(p.line is None for p in report.file_problems):
         raise typer.Exit(EXIT_USAGE)
     if report.errors or report.file_problems or report.sheet_problems:
         raise typer.Exit(EXIT_DATA)
     raise typer.Exit(EXIT_OK)
+
+
+class _LastChar:
+    """A text stream that remembers the last character written (the output ends with a newline)."""
+
+    def __init__(self, out):
+        self._out = out
+        self.last = ""
+
+    def write(self, text: str) -> int:
+        if text:
+            self.last = text[-1]
+        return self._out.write(text)
 
 
 def _coach(resolution, game_id: str, default_rules, format: AuditFormat, threshold: float, max_line_bytes: int) -> None:

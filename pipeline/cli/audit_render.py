@@ -4,7 +4,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any
+import textwrap
+from typing import Any, Iterable, TextIO
 
 from rich.console import Console
 from rich.markup import escape
@@ -15,23 +16,53 @@ from pipeline.audit import AuditReport
 FINDING_FIELDS = ["game_id", "seq", "file", "line", "player", "code", "severity", "message", "claimed", "expected"]
 
 
-def as_json(report: AuditReport) -> str:
-    return json.dumps(
-        {"findings": [f.to_dict() for f in report.findings], "games": [g.to_dict() for g in report.games]},
-        indent=2,
-    )
+def write_json(report: AuditReport, out: TextIO) -> None:
+    """The same text as json.dumps({"findings": [...], "games": [...]}, indent=2), written a
+    finding at a time (an audit can have millions)."""
+    out.write("{\n")
+    _write_list(out, "findings", (f.to_dict() for f in report.findings), last=False)
+    _write_list(out, "games", (g.to_dict() for g in report.games), last=True)
+    out.write("}")
 
 
-def as_jsonl(report: AuditReport) -> str:
-    return "".join(json.dumps(f.to_dict()) + "\n" for f in report.findings)
+def _write_list(out: TextIO, name: str, items: Iterable[dict[str, Any]], last: bool) -> None:
+    out.write(f"  {json.dumps(name)}: [")
+    first = True
+    for item in items:
+        out.write("\n" if first else ",\n")
+        first = False
+        out.write(textwrap.indent(json.dumps(item, indent=2), "    "))
+    out.write("]" if first else "\n  ]")
+    out.write("\n" if last else ",\n")
 
 
-def as_csv(report: AuditReport) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=FINDING_FIELDS, lineterminator="\n")
+def write_jsonl(report: AuditReport, out: TextIO) -> None:
+    for f in report.findings:
+        out.write(json.dumps(f.to_dict()) + "\n")
+
+
+def write_csv(report: AuditReport, out: TextIO) -> None:
+    writer = csv.DictWriter(out, fieldnames=FINDING_FIELDS, lineterminator="\n")
     writer.writeheader()
     for f in report.findings:
         writer.writerow(f.to_dict())
+
+
+def as_json(report: AuditReport) -> str:
+    return _text(write_json, report)
+
+
+def as_jsonl(report: AuditReport) -> str:
+    return _text(write_jsonl, report)
+
+
+def as_csv(report: AuditReport) -> str:
+    return _text(write_csv, report)
+
+
+def _text(write, report: AuditReport) -> str:
+    buffer = io.StringIO()
+    write(report, buffer)
     return buffer.getvalue()
 
 
@@ -47,15 +78,12 @@ def _cell(value: Any) -> str:
 
 
 def print_text(report: AuditReport, console: Console) -> None:
-    by_game: dict[str | None, list] = {}
-    for f in report.findings:
-        by_game.setdefault(f.game_id, []).append(f)
     results = {g.game_id: g for g in report.games}
-    for game_id, findings in by_game.items():
+    for game_id, count, findings in report.findings.by_game():
         title = f"game {game_id}" if game_id is not None else "lines of no readable game"
         result = results.get(game_id)
         rules = f" [{result.ruleset.name}]" if result is not None else ""
-        console.rule(escape(f"{title}{rules}: {len(findings)} finding{'s' if len(findings) != 1 else ''}"))
+        console.rule(escape(f"{title}{rules}: {count} finding{'s' if count != 1 else ''}"))
         for f in findings:
             where = f"{f.file}:{f.line}" if f.line is not None else (f.file or "")
             console.print(f"  {f.severity:7} {f.code:22} {where}  {f.message}", markup=False)
@@ -96,7 +124,7 @@ def print_text(report: AuditReport, console: Console) -> None:
     for p in report.sheet_problems:
         console.print(f"scoresheet problem: {p.file}:{p.line}: {p.reason}", markup=False)
     counts = report.counts_by_code()
-    clean = sum(1 for g in report.games if g.game_id not in by_game)
+    clean = sum(1 for g in report.games if g.game_id not in report.findings.count)
     console.rule("summary")
     console.print(
         f"{len(report.games)} games, {report.events} events: {clean} clean, "

@@ -28,6 +28,7 @@ fresh parse and a game replayed from the dataset's own `events` files are the sa
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Iterable
 
 import pyarrow as pa
@@ -44,10 +45,25 @@ OUTPUT_TABLES = ("turns", "rolls", "decisions", "games", "game_players", "findin
 
 
 def replay_partition(events: pa.Table, default_rules: Ruleset) -> dict[str, pa.Table]:
-    """Replay whole games given as Arrow rows; see the module docstring for the contract."""
+    """Replay whole games given as Arrow rows; see the module docstring for the contract.
+
+    Clean games go through the compiled fast path (`pipeline.replay.fast`), every other
+    game through the reference engine; the result is the reference's, row for row
+    (tests/test_replay_fast.py). FARKLE_LOGS_REPLAY=reference replays everything with
+    the reference engine (for comparison and benchmarks)."""
+    events = in_replay_order(events)
+    if os.environ.get("FARKLE_LOGS_REPLAY") == "reference":
+        return reference_partition(events, default_rules)
+    from pipeline.replay.fast.arrow import replay_table
+
+    return replay_table(events, default_rules, to_events=events_from_table)
+
+
+def reference_partition(events: pa.Table, default_rules: Ruleset) -> dict[str, pa.Table]:
+    """Every game of `events` (already in replay order) by the reference Replayer."""
     replayer = Replayer(default_rules, records=True)
     feed = replayer.feed
-    for event in events_from_table(in_replay_order(events)):
+    for event in events_from_table(events):
         feed(event)
     replayer.finish()
     out = replayer.drain()

@@ -1,0 +1,184 @@
+"""An audit's findings, in order, in bounded memory: kept in memory up to a limit, then
+spilled to a temporary file, and read back in order or grouped by game.
+
+A log of millions of bad lines has millions of findings; held as objects they took
+gigabytes (issue 11 item 10). The renderers only ever walk them in order (json, jsonl,
+csv) or by game in order of each game's first finding (text), so this store keeps the
+counts the summaries need as findings arrive, and beyond `limit` writes them to disk in
+order; grouping by game then sorts the spilled findings in runs and merges the runs,
+never holding more than a run at a time. What still grows with the findings: one small
+integer per game with findings (its rank and count).
+"""
+from __future__ import annotations
+
+import heapq
+import pickle
+import tempfile
+from itertools import islice
+from typing import IO, Iterable, Iterator
+
+from pipeline.model import Finding
+
+LIMIT = 50_000  # findings held in memory before spilling; also the size of a sorted run
+CHUNK = 1_000  # findings per pickled record on disk
+MAX_RUNS = 64  # sorted runs open at once while grouping; more are merged into one first
+DRAIN = 10_000  # a replayer's findings are moved to the store once it holds this many
+
+
+def _row(f: Finding) -> tuple:
+    return (f.game_id, f.seq, f.file, f.line, f.player, f.code, f.severity, f.message, f.claimed, f.expected, f.ts)
+
+
+class FindingStore:
+    def __init__(self, findings: Iterable[Finding] = (), *, limit: int | None = None):
+        self.limit = LIMIT if limit is None else limit
+        self._memory: list[Finding] = []
+        self._spill: IO[bytes] | None = None
+        self._spilled = 0
+        self.errors = 0
+        self.by_code: dict[str, int] = {}
+        self.rank: dict[str | None, int] = {}  # game id -> rank of its first finding
+        self.count: dict[str | None, int] = {}  # game id -> findings
+        self.extend(findings)
+
+    # ---- adding ---------------------------------------------------------------------------
+    def append(self, f: Finding) -> None:
+        self.extend((f,))
+
+    def extend(self, findings: Iterable[Finding]) -> None:
+        memory, by_code, rank, count = self._memory, self.by_code, self.rank, self.count
+        for f in findings:
+            memory.append(f)
+            if f.severity == "error":
+                self.errors += 1
+            by_code[f.code] = by_code.get(f.code, 0) + 1
+            g = f.game_id
+            if g not in rank:
+                rank[g] = len(rank)
+                count[g] = 1
+            else:
+                count[g] += 1
+            if len(memory) >= self.limit:
+                self._flush()
+
+    def _flush(self) -> None:
+        if not self._memory:
+            return
+        if self._spill is None:
+            self._spill = tempfile.TemporaryFile(prefix="farkle-logs-findings-")
+        rows = [_row(f) for f in self._memory]
+        for start in range(0, len(rows), CHUNK):
+            pickle.dump(rows[start : start + CHUNK], self._spill, protocol=pickle.HIGHEST_PROTOCOL)
+        self._spilled += len(rows)
+        self._memory.clear()  # in place: extend() holds this list
+
+    # ---- reading ----------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._spilled + len(self._memory)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __iter__(self) -> Iterator[Finding]:
+        """Every finding, in the order added."""
+        if self._spill is not None:
+            for rows in _chunks(self._spill):
+                for row in rows:
+                    yield Finding(*row)
+        yield from list(self._memory)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, tuple, FindingStore)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    def by_game(self) -> Iterator[tuple[str | None, int, Iterator[Finding]]]:
+        """(game id, its number of findings, its findings in order) per game, games in the
+        order of their first finding. Each game's iterator must be used up before the next."""
+        if self._spill is None:
+            groups: dict[str | None, list[Finding]] = {}
+            for f in self._memory:
+                groups.setdefault(f.game_id, []).append(f)
+            for game_id, found in groups.items():
+                yield game_id, len(found), iter(found)
+            return
+        runs = self._sorted_runs()
+        merged = heapq.merge(*runs)
+        current: list = []
+
+        def group(first) -> Iterator[Finding]:
+            yield Finding(*first[2])
+            for item in merged:
+                if item[0] != first[0]:
+                    current.append(item)
+                    return
+                yield Finding(*item[2])
+
+        item = next(merged, None)
+        while item is not None:
+            game_id = item[2][0]
+            current.clear()
+            findings = group(item)
+            yield game_id, self.count[game_id], findings
+            for _ in findings:  # whatever the caller left of this game
+                pass
+            item = current[0] if current else next(merged, None)
+
+    def _sorted_runs(self) -> list[Iterator[tuple]]:
+        """The findings as runs sorted by (game rank, position), each run on disk."""
+        rank = self.rank
+        runs = []
+        position = 0
+        source = (row for chunk in _chunks(self._spill) for row in chunk)  # type: ignore[arg-type]
+        tail = (_row(f) for f in self._memory)
+        rows = iter(_concat(source, tail))
+        while batch := list(islice(rows, self.limit)):
+            keyed = [(rank[row[0]], position + i, row) for i, row in enumerate(batch)]
+            position += len(batch)
+            keyed.sort(key=lambda k: (k[0], k[1]))
+            run = _write_run(keyed)
+            runs.append(_run_reader(run))
+            if len(runs) >= MAX_RUNS:  # keep the open files few: merge these into one run
+                runs = [_run_reader(_write_run(heapq.merge(*runs)))]
+        return runs
+
+    def close(self) -> None:
+        if self._spill is not None:
+            self._spill.close()
+            self._spill = None
+
+
+def _concat(*parts: Iterable) -> Iterator:
+    for part in parts:
+        yield from part
+
+
+def _chunks(fh: IO[bytes]) -> Iterator[list]:
+    """The pickled chunks of a file, from its start; the position is restored after each read."""
+    end = fh.seek(0, 2)
+    offset = 0
+    while offset < end:
+        fh.seek(offset)
+        rows = pickle.load(fh)
+        offset = fh.tell()
+        yield rows
+    fh.seek(end)
+
+
+def _write_run(rows: Iterable[tuple]) -> IO[bytes]:
+    run = tempfile.TemporaryFile(prefix="farkle-logs-run-")
+    rows = iter(rows)
+    while chunk := list(islice(rows, CHUNK)):
+        pickle.dump(chunk, run, protocol=pickle.HIGHEST_PROTOCOL)
+    return run
+
+
+def _run_reader(fh: IO[bytes]) -> Iterator[tuple]:
+    with fh:
+        fh.seek(0)
+        while True:
+            try:
+                rows = pickle.load(fh)
+            except EOFError:
+                return
+            yield from rows

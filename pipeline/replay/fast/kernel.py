@@ -1,0 +1,385 @@
+"""The replay loop over integer columns, for clean games only: its pure-Python source.
+
+This is the turn-state machine of `pipeline.replay.engine.Replayer` cut down to the path
+a game with no finding takes. Wherever the reference engine would report a finding, this
+loop marks the game SUSPECT and stops replaying it; the caller drops whatever rows the
+game produced and hands the whole game to the reference. So the loop needs no messages,
+no meld search, no traces, no corrected-value repair of wrong keeps: only the arithmetic
+of a correct game, kept in arrays so numba can compile it (`compiled.py`) and so it can
+resume across batches of input.
+
+Written in the subset of Python that numba compiles (ints, arrays, loops). Run as plain
+Python it is the reference the compiled function is tested against.
+
+State layout (int64 matrices, one row per game / per seat, columns named below):
+the caller configures a game's row at its first `game_start` (G_CONFIGURED, rules row,
+player slots, start order); the loop does the rest.
+"""
+from __future__ import annotations
+
+# event type codes
+GAME_START, ROLL, KEEP, BANK, FARKLE, GAME_END = 0, 1, 2, 3, 4, 5
+TYPE_CODES = {"game_start": GAME_START, "roll": ROLL, "keep": KEEP, "bank": BANK, "farkle": FARKLE,
+              "game_end": GAME_END}
+
+# game status
+UNSEEN, STARTED, SUSPECT = 0, 1, 2
+# turn phase
+NO_ROLL, ROLLED, KEPT = 0, 1, 2
+
+# ---- per-game state columns --------------------------------------------------------------
+(G_STATUS, G_CONFIGURED, G_RULES, G_POFF, G_NPL, G_ORDER, G_LAST_SEQ, G_EVENTS, G_NEXT, G_REACHED,
+ G_FINAL_LEFT, G_OVER, G_ENDED, G_END_POS, G_LAST_POS,
+ # the open turn
+ T_OPEN, T_SEAT, T_TURN, T_START_POS, T_PHASE, T_ROLLS, T_HOT, T_LAST_KEY, T_LAST_N, T_LAST_SCORED,
+ T_KEPT_FROM, T_AWAIT, T_CLAIMED_SUM, T_CORR_SUM, T_BANKED_BEFORE, T_OPENED_BEFORE,
+ # the roll record waiting for its keep
+ R_PENDING, R_POS, R_ROLLNO, R_SCORED, R_BEST, R_KEEP_POS, R_KEPT_CLAIMED, R_KEPT_VALUE, R_POINTS_BEFORE,
+ # the bank-or-roll decision waiting for its choice
+ D_PENDING, D_POS, D_LEFT, D_TURN_POINTS, D_OPP, D_CORR,
+ GAME_COLUMNS) = range(47)
+
+# ---- per-seat state columns (a game's seats are rows G_POFF .. G_POFF + G_NPL - 1) -------
+(P_NAME, P_TURNS, P_CLAIMED, P_CORR, P_OPENED, P_OPENED_C, P_STREAK, P_STREAK_C, P_FINAL,
+ PLAYER_COLUMNS) = range(10)
+
+# ---- output rows ---------------------------------------------------------------------------
+# rolls: the roll event's position gives game_id, seq, player, dice, ts; the keep's, kept
+(RO_GAME, RO_EMIT, RO_POS, RO_TURN, RO_ROLLNO, RO_SCORED, RO_BEST, RO_KEEP_POS, RO_KEPT_CLAIMED,
+ RO_KEPT_VALUE, RO_POINTS_BEFORE, RO_OPENED, ROLL_COLUMNS) = range(13)
+# decisions: the keep event's position gives game_id, seq, player, ts
+(DE_GAME, DE_EMIT, DE_POS, DE_TURN, DE_LEFT, DE_TURN_POINTS, DE_BANKED, DE_OPP, DE_OPENED, DE_CHOICE,
+ DE_FARKLED, DE_CORR, DECISION_COLUMNS) = range(13)
+CHOICE_BANK, CHOICE_ROLL = 0, 1
+# turns: the start event's position gives game_id, player, start_seq, ts; the end's, end_seq
+(TU_GAME, TU_EMIT, TU_SEAT, TU_TURN, TU_START_POS, TU_END_POS, TU_ROLLS, TU_HOT, TU_OUTCOME, TU_CLAIMED,
+ TU_CORRECTED, TU_DICE_LEFT, TU_CLAIMED_TOTAL, TU_CORRECTED_TOTAL, TURN_COLUMNS) = range(15)
+OUTCOME_BANK, OUTCOME_FARKLE = 0, 1
+
+# ruleset parameter columns (pipeline.replay.fast.scoring.RP_*)
+RP_USABLE, RP_OPENING, RP_MIN_BANK, RP_PENALTY, RP_PENALTY_AFTER, RP_TARGET = 0, 1, 2, 3, 4, 5
+
+
+def is_sub_multiset(key, roll_key):
+    """Were the kept dice (key) all in the roll (roll_key)? Digit by digit: counts per face."""
+    if key <= 0:
+        return False
+    k = key
+    r = roll_key
+    for _ in range(6):
+        if k % 10 > r % 10:
+            return False
+        k //= 10
+        r //= 10
+    return True
+
+
+def replay_events(slot, code, seq, name, key, ndice, points, total, has_total, base,
+                  gs, ps, key_index, params, value, value_ok, best, farkle,
+                  records, rolls_out, dec_out, turns_out, n_out):
+    """Replay events i = 0..len(slot)-1 (global positions base + i) into the state arrays.
+
+    A game marked SUSPECT is skipped from then on; rows it produced stay in the outputs
+    and are dropped by the caller (they carry the game's slot). With `records` false no
+    rows are written (audit needs the verdicts and the final state only).
+    """
+    n_rolls = n_out[0]
+    n_dec = n_out[1]
+    n_turns = n_out[2]
+    for i in range(slot.shape[0]):
+        g = slot[i]
+        status = gs[g, G_STATUS]
+        if status == SUSPECT:
+            continue
+        pos = base + i
+        c = code[i]
+        if status == UNSEEN:
+            # unknown_game (no game_start yet), or a game_start that is not seq 1
+            if c != GAME_START or gs[g, G_CONFIGURED] == 0 or seq[i] != 1 \
+                    or params[gs[g, G_RULES], RP_USABLE] == 0:
+                gs[g, G_STATUS] = SUSPECT
+                continue
+            gs[g, G_STATUS] = STARTED
+            gs[g, G_LAST_SEQ] = seq[i]
+            gs[g, G_EVENTS] = 1
+            gs[g, G_LAST_POS] = pos
+            gs[g, G_NEXT] = 0
+            gs[g, G_REACHED] = -1
+            gs[g, G_END_POS] = -1
+            continue
+        gs[g, G_EVENTS] += 1
+        gs[g, G_LAST_POS] = pos
+        # seq_error, a second game_start, play_after_game_over
+        if seq[i] != gs[g, G_LAST_SEQ] + 1 or c == GAME_START or gs[g, G_ENDED] != 0 \
+                or (gs[g, G_OVER] != 0 and c != GAME_END):
+            gs[g, G_STATUS] = SUSPECT
+            continue
+        gs[g, G_LAST_SEQ] = seq[i]
+        r = gs[g, G_RULES]
+        if c == GAME_END:
+            # wrong_winner unless the final round was played out; scores and the winner's
+            # names are compared by the caller, which holds them
+            if gs[g, G_REACHED] < 0 or gs[g, G_OVER] == 0:
+                gs[g, G_STATUS] = SUSPECT
+                continue
+            gs[g, G_ENDED] = 1
+            gs[g, G_END_POS] = pos
+            continue
+        # a turn event: whose is it?
+        poff = gs[g, G_POFF]
+        npl = gs[g, G_NPL]
+        seat = -1
+        for s in range(npl):
+            if ps[poff + s, P_NAME] == name[i]:
+                seat = s
+                break
+        if seat < 0:
+            gs[g, G_STATUS] = SUSPECT  # wrong_player: not a player of this game
+            continue
+        if gs[g, T_OPEN] == 0:
+            if seat != gs[g, G_NEXT]:
+                gs[g, G_STATUS] = SUSPECT  # wrong_player: not their turn
+                continue
+            p = poff + seat
+            ps[p, P_TURNS] += 1
+            gs[g, T_OPEN] = 1
+            gs[g, T_SEAT] = seat
+            gs[g, T_TURN] = ps[p, P_TURNS]
+            gs[g, T_START_POS] = pos
+            gs[g, T_PHASE] = NO_ROLL
+            gs[g, T_ROLLS] = 0
+            gs[g, T_HOT] = 0
+            gs[g, T_LAST_KEY] = 0
+            gs[g, T_LAST_N] = 0
+            gs[g, T_LAST_SCORED] = 1
+            gs[g, T_KEPT_FROM] = 0
+            gs[g, T_AWAIT] = 0
+            gs[g, T_CLAIMED_SUM] = 0
+            gs[g, T_CORR_SUM] = 0
+            gs[g, T_BANKED_BEFORE] = ps[p, P_CLAIMED]
+            gs[g, T_OPENED_BEFORE] = ps[p, P_OPENED]
+            gs[g, R_PENDING] = 0
+            gs[g, D_PENDING] = 0
+        elif seat != gs[g, T_SEAT]:
+            gs[g, G_STATUS] = SUSPECT  # wrong_player inside an open turn (or a lost turn end)
+            continue
+        p = poff + seat
+        if gs[g, T_AWAIT] != 0 and c != FARKLE:
+            gs[g, G_STATUS] = SUSPECT  # missed_farkle
+            continue
+        phase = gs[g, T_PHASE]
+        if c == ROLL:
+            if phase == ROLLED:
+                gs[g, G_STATUS] = SUSPECT  # missing_keep
+                continue
+            expected = 6
+            if phase == KEPT:
+                left = gs[g, T_LAST_N] - gs[g, T_KEPT_FROM]
+                if left > 0:
+                    expected = left
+            if ndice[i] != expected:
+                gs[g, G_STATUS] = SUSPECT  # wrong_dice_count
+                continue
+            k = key_index[key[i]]
+            scored = 1 - farkle[r, k]
+            if records:
+                if gs[g, D_PENDING] != 0:
+                    _decision_row(dec_out, n_dec, g, pos, gs, CHOICE_ROLL, 1 - scored)
+                    n_dec += 1
+                if gs[g, R_PENDING] != 0:
+                    _roll_row(rolls_out, n_rolls, g, pos, gs)
+                    n_rolls += 1
+            gs[g, D_PENDING] = 0
+            gs[g, T_ROLLS] += 1
+            gs[g, T_PHASE] = ROLLED
+            gs[g, T_LAST_KEY] = key[i]
+            gs[g, T_LAST_N] = ndice[i]
+            gs[g, T_LAST_SCORED] = scored
+            gs[g, T_KEPT_FROM] = 0
+            gs[g, T_AWAIT] = 1 - scored
+            gs[g, R_PENDING] = 1
+            gs[g, R_POS] = pos
+            gs[g, R_ROLLNO] = gs[g, T_ROLLS]
+            gs[g, R_SCORED] = scored
+            gs[g, R_BEST] = best[r, k]
+            gs[g, R_KEEP_POS] = -1
+            gs[g, R_POINTS_BEFORE] = gs[g, T_CORR_SUM]
+        elif c == KEEP:
+            if phase != ROLLED or not is_sub_multiset(key[i], gs[g, T_LAST_KEY]):
+                gs[g, G_STATUS] = SUSPECT  # kept_not_rolled
+                continue
+            k = key_index[key[i]]
+            if value_ok[r, k] == 0 or points[i] != value[r, k]:
+                gs[g, G_STATUS] = SUSPECT  # non_scoring_kept, cross_roll_meld, scoring_error
+                continue
+            worth = value[r, k]
+            gs[g, T_CLAIMED_SUM] += points[i]
+            gs[g, T_CORR_SUM] += worth
+            if gs[g, R_PENDING] != 0:
+                gs[g, R_KEEP_POS] = pos
+                gs[g, R_KEPT_CLAIMED] = points[i]
+                gs[g, R_KEPT_VALUE] = worth
+            gs[g, T_KEPT_FROM] += ndice[i]
+            left = gs[g, T_LAST_N] - gs[g, T_KEPT_FROM]
+            if left <= 0:
+                left = 6
+                gs[g, T_HOT] += 1
+            gs[g, T_PHASE] = KEPT
+            opp = 0
+            for s in range(npl):
+                if s != seat and ps[poff + s, P_CLAIMED] > opp:
+                    opp = ps[poff + s, P_CLAIMED]
+            gs[g, D_PENDING] = 1
+            gs[g, D_POS] = pos
+            gs[g, D_LEFT] = left
+            gs[g, D_TURN_POINTS] = gs[g, T_CLAIMED_SUM]
+            gs[g, D_OPP] = opp
+            gs[g, D_CORR] = gs[g, T_CORR_SUM]
+        elif c == BANK:
+            claimed = points[i]
+            before = ps[p, P_CLAIMED]
+            opening = params[r, RP_OPENING]
+            min_bank = params[r, RP_MIN_BANK]
+            if phase != KEPT or claimed != gs[g, T_CLAIMED_SUM] \
+                    or (opening != 0 and claimed < opening and ps[p, P_OPENED] == 0) \
+                    or (min_bank != 0 and claimed < min_bank) \
+                    or (has_total[i] != 0 and total[i] != before + claimed):
+                gs[g, G_STATUS] = SUSPECT  # missing_keep, bank_mismatch, below opening/min, total
+                continue
+            ps[p, P_CLAIMED] = before + claimed
+            ps[p, P_OPENED] = 1
+            ps[p, P_STREAK] = 0
+            if records and gs[g, D_PENDING] != 0:
+                _decision_row(dec_out, n_dec, g, pos, gs, CHOICE_BANK, -1)
+                n_dec += 1
+            gs[g, D_PENDING] = 0
+            corrected = gs[g, T_CORR_SUM]
+            if corrected < min_bank or (ps[p, P_OPENED_C] == 0 and corrected < opening):
+                corrected = 0
+            elif corrected >= opening:
+                ps[p, P_OPENED_C] = 1
+            ps[p, P_STREAK_C] = 0
+            ps[p, P_CORR] += corrected
+            if records:
+                if gs[g, R_PENDING] != 0:
+                    _roll_row(rolls_out, n_rolls, g, pos, gs)
+                    n_rolls += 1
+                _turn_row(turns_out, n_turns, g, pos, gs, ps, p, OUTCOME_BANK, claimed, corrected)
+                n_turns += 1
+            _end_turn(g, seat, gs, ps, params[r, RP_TARGET])
+        elif c == FARKLE:
+            if phase != ROLLED or gs[g, T_LAST_SCORED] != 0:
+                gs[g, G_STATUS] = SUSPECT  # false_farkle
+                continue
+            gs[g, T_AWAIT] = 0
+            before = ps[p, P_CLAIMED]
+            streak = ps[p, P_STREAK] + 1
+            fp = params[r, RP_PENALTY]
+            penalty = 0
+            if fp != 0 and streak >= params[r, RP_PENALTY_AFTER]:
+                penalty = fp
+            expected_total = before - penalty
+            if has_total[i] != 0 and total[i] != expected_total:
+                gs[g, G_STATUS] = SUSPECT  # penalty_error
+                continue
+            ps[p, P_CLAIMED] = expected_total
+            ps[p, P_STREAK] = 0 if penalty != 0 else streak
+            gs[g, D_PENDING] = 0
+            streak_c = ps[p, P_STREAK_C] + 1
+            if fp != 0 and streak_c >= params[r, RP_PENALTY_AFTER]:
+                ps[p, P_CORR] -= fp
+                streak_c = 0
+            ps[p, P_STREAK_C] = streak_c
+            if records:
+                if gs[g, R_PENDING] != 0:
+                    _roll_row(rolls_out, n_rolls, g, pos, gs)
+                    n_rolls += 1
+                _turn_row(turns_out, n_turns, g, pos, gs, ps, p, OUTCOME_FARKLE, 0, 0)
+                n_turns += 1
+            _end_turn(g, seat, gs, ps, params[r, RP_TARGET])
+        else:
+            gs[g, G_STATUS] = SUSPECT  # not a type the loop knows
+            continue
+    n_out[0] = n_rolls
+    n_out[1] = n_dec
+    n_out[2] = n_turns
+
+
+def _decision_row(out, n, g, pos, gs, choice, farkled):
+    out[n, DE_GAME] = g
+    out[n, DE_EMIT] = pos
+    out[n, DE_POS] = gs[g, D_POS]
+    out[n, DE_TURN] = gs[g, T_TURN]
+    out[n, DE_LEFT] = gs[g, D_LEFT]
+    out[n, DE_TURN_POINTS] = gs[g, D_TURN_POINTS]
+    out[n, DE_BANKED] = gs[g, T_BANKED_BEFORE]
+    out[n, DE_OPP] = gs[g, D_OPP]
+    out[n, DE_OPENED] = gs[g, T_OPENED_BEFORE]
+    out[n, DE_CHOICE] = choice
+    out[n, DE_FARKLED] = farkled  # -1: null (a bank)
+    out[n, DE_CORR] = gs[g, D_CORR]
+
+
+def _roll_row(out, n, g, pos, gs):
+    out[n, RO_GAME] = g
+    out[n, RO_EMIT] = pos
+    out[n, RO_POS] = gs[g, R_POS]
+    out[n, RO_TURN] = gs[g, T_TURN]
+    out[n, RO_ROLLNO] = gs[g, R_ROLLNO]
+    out[n, RO_SCORED] = gs[g, R_SCORED]
+    out[n, RO_BEST] = gs[g, R_BEST]
+    out[n, RO_KEEP_POS] = gs[g, R_KEEP_POS]
+    out[n, RO_KEPT_CLAIMED] = gs[g, R_KEPT_CLAIMED]
+    out[n, RO_KEPT_VALUE] = gs[g, R_KEPT_VALUE]
+    out[n, RO_POINTS_BEFORE] = gs[g, R_POINTS_BEFORE]
+    out[n, RO_OPENED] = gs[g, T_OPENED_BEFORE]
+    gs[g, R_PENDING] = 0
+
+
+def _turn_row(out, n, g, pos, gs, ps, p, outcome, claimed, corrected):
+    out[n, TU_GAME] = g
+    out[n, TU_EMIT] = pos
+    out[n, TU_SEAT] = gs[g, T_SEAT]
+    out[n, TU_TURN] = gs[g, T_TURN]
+    out[n, TU_START_POS] = gs[g, T_START_POS]
+    out[n, TU_END_POS] = pos
+    out[n, TU_ROLLS] = gs[g, T_ROLLS]
+    out[n, TU_HOT] = gs[g, T_HOT]
+    out[n, TU_OUTCOME] = outcome
+    out[n, TU_CLAIMED] = claimed
+    out[n, TU_CORRECTED] = corrected
+    phase = gs[g, T_PHASE]
+    if phase == KEPT:
+        left = gs[g, T_LAST_N] - gs[g, T_KEPT_FROM]
+        out[n, TU_DICE_LEFT] = 6 if left <= 0 else left
+    elif phase == ROLLED:
+        out[n, TU_DICE_LEFT] = gs[g, T_LAST_N]
+    else:
+        out[n, TU_DICE_LEFT] = -1
+    out[n, TU_CLAIMED_TOTAL] = ps[p, P_CLAIMED]
+    out[n, TU_CORRECTED_TOTAL] = ps[p, P_CORR]
+
+
+def _end_turn(g, seat, gs, ps, target):
+    """Close the turn; track the final round (once someone reaches the target, every other
+    player gets one more turn, then the game is over)."""
+    gs[g, T_OPEN] = 0
+    gs[g, R_PENDING] = 0
+    gs[g, D_PENDING] = 0
+    poff = gs[g, G_POFF]
+    npl = gs[g, G_NPL]
+    gs[g, G_NEXT] = (seat + 1) % npl
+    if gs[g, G_REACHED] < 0:
+        if ps[poff + seat, P_CLAIMED] >= target:
+            gs[g, G_REACHED] = seat
+            gs[g, G_FINAL_LEFT] = npl - 1
+            for s in range(npl):
+                ps[poff + s, P_FINAL] = 0 if s == seat else 1
+            if npl == 1:
+                gs[g, G_OVER] = 1
+        return
+    if ps[poff + seat, P_FINAL] != 0:
+        ps[poff + seat, P_FINAL] = 0
+        gs[g, G_FINAL_LEFT] -= 1
+    if gs[g, G_FINAL_LEFT] == 0:
+        gs[g, G_OVER] = 1

@@ -1,0 +1,216 @@
+"""Raw log lines in, the kernel's integer columns out: the fast path as `audit` uses it.
+
+A block of lines is decoded by one msgspec call (its newlines turned into the commas of
+one JSON array) into one typed Struct per line that checks every field the way
+`pipeline.reader.fast` does; which fields each type needs, `ts` (one vectorised regex,
+the reader's pattern in RE2 syntax), distinct players and rulesets are then checked for
+the whole block at once. If anything in a block is not plainly valid (a bad line, a blank
+line, `3.0` for an integer, a line holding two objects...), the block is split in halves
+and each half tried again, down to single lines, which the reader's own `parse_line`
+decides and explains. So a line accepted here is one the reader accepts, with the same
+values, and a bad line costs a few decodes, not a slow block.
+
+Unlike the reader's fast path, unknown fields are ignored rather than refused: audit
+never shows them (ingest keeps them, so ingest does not use this module).
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Callable, Literal, Union
+
+import msgspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from msgspec import UNSET, Meta
+
+from pipeline.model import BadLine, Event
+from pipeline.reader import parse_line
+from pipeline.reader.timestamps import TS_PATTERN
+from pipeline.reader.validate import INT64_MAX, INT64_MIN
+from pipeline.replay.fast.kernel import TYPE_CODES
+from pipeline.replay.fast.runner import EventColumns
+from pipeline.replay.fast.state import FastState
+from pipeline.rules import Ruleset, RulesetError
+
+Name = Annotated[str, Meta(min_length=1)]
+Seq = Annotated[int, Meta(ge=1, le=INT64_MAX)]
+Int = Annotated[int, Meta(ge=INT64_MIN, le=INT64_MAX)]
+Dice = Annotated[tuple[Annotated[int, Meta(ge=1, le=6)], ...], Meta(min_length=1, max_length=6)]
+Players = Annotated[tuple[Name, ...], Meta(min_length=1)]
+Winner = Union[Name, Annotated[tuple[Name, ...], Meta(min_length=1)]]
+Kind = Literal["game_start", "roll", "keep", "bank", "farkle", "game_end"]
+
+
+class _Line(msgspec.Struct, gc=False):
+    """Every field of every type, each optional: one layout, so a block transposes into
+    columns in C. A default of None on a non-optional type: absent gives None, an explicit
+    null is a type error (the reader refuses it too). A field of another type that a line
+    carries is `extra` to the reader, and ignored by the kernel, which reads only the
+    fields of each event's own type (if such a field has a type this Struct refuses, the
+    line simply takes the reader's path)."""
+
+    game_id: Name
+    seq: Seq
+    type: Kind
+    ts: str = None  # type: ignore[assignment]
+    player: Name = None  # type: ignore[assignment]
+    dice: Dice = None  # type: ignore[assignment]
+    points: Int = None  # type: ignore[assignment]
+    total: Int = None  # type: ignore[assignment]
+    players: Players = None  # type: ignore[assignment]
+    rules: Any = UNSET
+    winner: Winner = None  # type: ignore[assignment]
+    scores: dict[Name, Int] = None  # type: ignore[assignment]
+
+
+FIELDS = _Line.__struct_fields__
+(F_GAME_ID, F_SEQ, F_TYPE, F_TS, F_PLAYER, F_DICE, F_POINTS, F_TOTAL, F_PLAYERS, F_RULES, F_WINNER,
+ F_SCORES) = range(len(FIELDS))
+_decode_block = msgspec.json.Decoder(list[_Line]).decode
+_astuple = msgspec.structs.astuple
+_MsgspecError = msgspec.MsgspecError
+_N_FIELDS = len(FIELDS)
+
+
+_DIE_WEIGHT = np.array([0, 100000, 10000, 1000, 100, 10, 1], np.int64)
+_CODE_OF = TYPE_CODES.__getitem__
+
+
+class _Refused(Exception):
+    """Not plainly valid: try smaller groups of lines, down to the reader's own parse."""
+
+
+class LineBatcher:
+    """Turns blocks of raw lines into EventColumns, keeping what the state needs between them."""
+
+    def __init__(self, state: FastState, default_rules: Ruleset):
+        self.state = state
+        self.default_rules = default_rules
+        self._rules: dict[Any, Ruleset] = {}
+        self.events = 0  # valid events seen
+
+    def block_columns(self, block: bytes, first_line: int, file: str, base: int,
+                      on_bad: Callable[[BadLine], None]) -> EventColumns:
+        """Columns of the valid events of `block` (lines joined by b"\\n", the first one
+        numbered `first_line`), positions from `base`; each bad line goes to on_bad in order."""
+        try:
+            items = _decode_block(b"[" + block.replace(b"\n", b",") + b"]")
+            if len(items) != block.count(b"\n") + 1:
+                raise _Refused
+            cols = self._gather(list(zip(*map(_astuple, items))), base, check=True)
+        except (_MsgspecError, _Refused):
+            lines = block.split(b"\n")
+            rows = self._resolve(lines, range(first_line, first_line + len(lines)), file, on_bad)
+            cols = self._gather(list(zip(*rows)) if rows else [()] * _N_FIELDS, base)
+        self.events += len(cols)
+        return cols
+
+    def lines_columns(self, raws: list[bytes], linenos: Any, file: str, base: int,
+                      on_bad: Callable[[BadLine], None]) -> EventColumns:
+        """The same for lines already split (and numbered) by the reader."""
+        rows = self._resolve(list(raws), linenos, file, on_bad)
+        cols = self._gather(list(zip(*rows)) if rows else [()] * _N_FIELDS, base)
+        self.events += len(cols)
+        return cols
+
+    def _resolve(self, lines: list[bytes], linenos: Any, file: str, on_bad) -> list[tuple]:
+        """Rows of the valid events among lines: whole groups where plainly valid, else halves."""
+        if len(lines) == 1:
+            item = parse_line(lines[0], file, linenos[0])
+            if type(item) is Event:
+                return [_event_row(item)]
+            if item is not None:
+                on_bad(item)
+            return []
+        try:
+            items = _decode_block(b"[" + b",".join(lines) + b"]")
+            if len(items) != len(lines):
+                raise _Refused
+            rows = list(map(_astuple, items))
+            self._gather(list(zip(*rows)), 0, check=True)
+            return rows
+        except (_MsgspecError, _Refused):
+            half = len(lines) // 2
+            return self._resolve(lines[:half], linenos[:half], file, on_bad) + \
+                self._resolve(lines[half:], linenos[half:], file, on_bad)
+
+    def _gather(self, columns: list[tuple], base: int, check: bool = False) -> EventColumns:
+        """The kernel's columns; with `check`, first what a Struct cannot say alone (each
+        type's own fields, ts, distinct players, the ruleset), raising _Refused."""
+        st = self.state
+        n = len(columns[F_GAME_ID])
+        code = np.fromiter(map(_CODE_OF, columns[F_TYPE]), np.int64, n)
+        dice = pa.array(columns[F_DICE], pa.list_(pa.int8()))
+        player = pa.array(columns[F_PLAYER], pa.string())
+        points = pa.array(columns[F_POINTS], pa.int64())
+        total = pa.array(columns[F_TOTAL], pa.int64())
+        if check:
+            self._check(columns, code, dice, player, points, total)
+        # the dice key (one decimal digit per face count) by a cumulative sum over all faces
+        ndice = pc.list_value_length(dice).fill_null(0).to_numpy().astype(np.int64)
+        faces = pc.list_flatten(dice).to_numpy().astype(np.int64)
+        weights = np.concatenate([[0], np.cumsum(_DIE_WEIGHT[faces])])
+        ends = np.cumsum(ndice)
+        key = weights[ends] - weights[ends - ndice]
+        cols = EventColumns(
+            slot=st.slots(pa.array(columns[F_GAME_ID], pa.string())),
+            code=code,
+            seq=np.fromiter(columns[F_SEQ], np.int64, n),
+            name=st.names(player),
+            key=key,
+            ndice=ndice,
+            points=points.fill_null(0).to_numpy(),
+            total=total.fill_null(0).to_numpy(),
+            has_total=total.is_valid().to_numpy(zero_copy_only=False).astype(np.int64),
+            base=base,
+        )
+        for i in np.flatnonzero(code == TYPE_CODES["game_start"]).tolist():
+            cols.starts.append((base + i, int(cols.slot[i]), tuple(columns[F_PLAYERS][i]),
+                                self._ruleset(columns[F_RULES][i])))
+        for i in np.flatnonzero(code == TYPE_CODES["game_end"]).tolist():
+            cols.ends.append((base + i, int(cols.slot[i]), columns[F_WINNER][i], columns[F_SCORES][i]))
+        return cols
+
+    def _check(self, columns, code, dice, player, points, total) -> None:
+        missing = {
+            "roll": (player, dice),
+            "keep": (player, dice, points),
+            "bank": (player, points, total),
+            "farkle": (player,),
+        }
+        null = {id(a): np.asarray(a.is_null()) for a in (dice, player, points, total) if a.null_count}
+        for kind, arrays in missing.items():
+            for array in arrays:
+                if id(array) in null and null[id(array)][code == TYPE_CODES[kind]].any():
+                    raise _Refused
+        for i in np.flatnonzero(code == TYPE_CODES["game_start"]).tolist():
+            players = columns[F_PLAYERS][i]
+            if players is None or len(set(players)) != len(players):
+                raise _Refused
+            self._ruleset(columns[F_RULES][i])
+        for i in np.flatnonzero(code == TYPE_CODES["game_end"]).tolist():
+            if columns[F_WINNER][i] is None or columns[F_SCORES][i] is None:
+                raise _Refused
+        ts = pa.array(columns[F_TS], pa.string())
+        if ts.null_count < len(ts) and not pc.all(pc.match_substring_regex(ts, TS_PATTERN)).as_py():
+            raise _Refused
+
+    def _ruleset(self, raw: Any) -> Ruleset:
+        if raw is UNSET or raw is None:  # None: an Event's absent rules (a logged null never gets here)
+            return self.default_rules
+        if isinstance(raw, Ruleset):  # an Event's, validated by the reader
+            return raw
+        key = raw if isinstance(raw, str) else msgspec.json.encode(raw)
+        rules = self._rules.get(key)
+        if rules is None:
+            try:
+                rules = self._rules[key] = Ruleset.from_value(raw)
+            except RulesetError:
+                raise _Refused from None
+        return rules
+
+
+def _event_row(e: Event) -> tuple:
+    """An Event the reader accepted, in the Struct's field order."""
+    return (e.game_id, e.seq, e.type, e.ts, e.player, e.dice, e.points, e.total, e.players,
+            e.rules if e.rules is not None else UNSET, e.winner, e.scores)
