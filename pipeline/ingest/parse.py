@@ -35,7 +35,6 @@ whole to the msgspec path; after two refused pieces the rest of the block does t
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import msgspec
@@ -80,7 +79,7 @@ BULK_SCHEMA = pa.schema([
 ])
 # lines holding these go to the msgspec path: game_start/game_end (fields outside the
 # schema) and an explicit null (Arrow reads it as an absent field)
-_ASIDE_WORDS = tuple(re.compile(re.escape(w)) for w in (b'_start"', b'_end"', b"null"))
+_ASIDE_WORDS = (b'_start"', b'_end"', b"null")
 _JSON_PARSE = pa_json.ParseOptions(explicit_schema=BULK_SCHEMA, unexpected_field_behavior="error")
 
 
@@ -98,22 +97,53 @@ class Parsed:
     arrow_rows: int = 0
 
 
+class _Lines:
+    """The lines of a block as offsets into its data (found in C by numpy), so that the
+    common lines are never cut into Python bytes objects: Arrow reads runs of them in place."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.buf = np.frombuffer(data, np.uint8)
+        self.ends = np.flatnonzero(self.buf == 10)  # one per line: the data ends with a newline
+        self.starts = np.empty(len(self.ends), np.int64)
+        self.starts[:1] = 0
+        self.starts[1:] = self.ends[:-1] + 1
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def __getitem__(self, i: int) -> bytes:
+        return self.data[self.starts[i]:self.ends[i]]
+
+    def longest(self) -> int:
+        return int((self.ends - self.starts).max()) if len(self.ends) else 0
+
+    def runs(self, piece: np.ndarray) -> bytes:
+        """The lines at the ascending indexes `piece`, joined by newlines: one slice of the
+        data per run of consecutive lines."""
+        breaks = np.flatnonzero(np.diff(piece) != 1)
+        firsts = np.concatenate([piece[:1], piece[breaks + 1]])
+        lasts = np.concatenate([piece[breaks], piece[-1:]])
+        data = self.data
+        return b"\n".join([data[s:e] for s, e in zip(self.starts[firsts].tolist(), self.ends[lasts].tolist())])
+
+
 def parse_block(block: Block, ingest_id: str, max_line: int) -> Parsed:
-    lines = block.data.split(b"\n")
-    lines.pop()  # the data ends with a newline
+    lines = _Lines(block.data)
     first, name = block.first_line, block.name
     bad = list(block.long_lines)
     parts: list[pa.Table] = []
     slow_at: list[int] = []
-    if lines and max(map(len, lines)) > max_line:  # rare: a line over the cap inside a block
+    if lines.longest() > max_line:  # rare: a line over the cap inside a block
         struct_at = []
-        for i, raw in enumerate(lines):
+        for i in range(len(lines)):
+            raw = lines[i]
             if len(raw) > max_line:
                 bad.append(too_long(name, first + i, len(raw), raw, max_line))
             else:
                 struct_at.append(i)
     else:
-        struct_at = _arrow_pieces(block.data, lines, first, name, ingest_id, parts, slow_at)
+        struct_at = _arrow_pieces(lines, first, name, ingest_id, parts, slow_at)
     arrow_rows = sum(t.num_rows for t in parts)
     fast: list[TurnLine] = []
     fast_at: list[int] = []
@@ -150,37 +180,37 @@ def parse_block(block: Block, ingest_id: str, max_line: int) -> Parsed:
     return Parsed(table, bad, blank, len(lines) + len(block.long_lines), arrow_rows)
 
 
-def _arrow_pieces(data: bytes, lines: list[bytes], first: int, name: str, ingest_id: str,
+def _arrow_pieces(lines: _Lines, first: int, name: str, ingest_id: str,
                   parts: list[pa.Table], slow_at: list[int]) -> list[int]:
     """Stage the lines that pass the guard (module docstring) through Arrow's JSON reader:
     accepted rows are appended to `parts`, rows the column checks refuse to `slow_at`;
     returns the line indexes left for the msgspec path, in line order."""
+    data = lines.data
     if not data.isascii():
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
             return list(range(len(lines)))
     # the guard over the whole block in C: a line's first byte, and the lines that hold a
-    # word found by one search of the block
-    buf = np.frombuffer(data, np.uint8)
-    ends = np.flatnonzero(buf == 10)  # one per line: the data ends with a newline
-    starts = np.empty(len(ends), np.int64)
-    starts[:1] = 0
-    starts[1:] = ends[:-1] + 1
-    aside = buf[starts] != ord("{")
+    # word (found by searching the whole block)
+    aside = lines.buf[lines.starts] != ord("{")
     for word in _ASIDE_WORDS:
-        at = [m.start() for m in word.finditer(data)]
+        at = []
+        i = data.find(word)
+        while i >= 0:
+            at.append(i)
+            i = data.find(word, i + 1)
         if at:
-            aside[np.searchsorted(ends, at)] = True
-    candidates = np.flatnonzero(~aside).tolist()
+            aside[np.searchsorted(lines.ends, at)] = True
+    candidates = np.flatnonzero(~aside)
     rest = np.flatnonzero(aside).tolist()
     refused = 0
     for start in range(0, len(candidates), PIECE_LINES):
         piece = candidates[start:start + PIECE_LINES]
-        table = None if refused >= 2 else _read_piece(lines, piece)
+        table = None if refused >= 2 else _read_piece(lines.runs(piece), len(piece))
         if table is None:
             refused += 1
-            rest.extend(piece)
+            rest.extend(piece.tolist())
             continue
         index = pa.array(piece, pa.int64())
         ok = _values_ok(table)
@@ -194,16 +224,15 @@ def _arrow_pieces(data: bytes, lines: list[bytes], first: int, name: str, ingest
     return rest
 
 
-def _read_piece(lines: list[bytes], piece: list[int]) -> pa.Table | None:
-    """The piece's lines as BULK_SCHEMA columns, one row per line; None if Arrow refuses it."""
-    payload = b"\n".join([lines[i] for i in piece])
+def _read_piece(payload: bytes, lines: int) -> pa.Table | None:
+    """`lines` lines as BULK_SCHEMA columns, one row per line; None if Arrow refuses them."""
     try:
         table = pa_json.read_json(
             pa.py_buffer(payload), parse_options=_JSON_PARSE,
             read_options=pa_json.ReadOptions(use_threads=False, block_size=len(payload) + 1))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return None
-    if table.num_rows != len(piece):
+    if table.num_rows != lines:
         return None
     return table.combine_chunks()
 

@@ -204,6 +204,9 @@ class Pool:
 
 def _worker_main(config: Config, number: int, inbox, outbox, parent: int) -> None:
     gc.disable()  # parse and replay hold many small objects; the collector would rescan them
+    # one compute thread per worker: the workers already fill the cores, and Arrow's own
+    # pool of one thread per core in each of them only adds switching
+    pa.set_cpu_count(1)
     try:
         worker = Worker(config, number)
         while True:
