@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from pipeline.replay.partition import ORDER_COLUMN
 
 
-BUCKET_BYTES = 16 << 20  # about this much log per bucket: ~150 K events, ~300 MiB in the reference replay
+BUCKET_BYTES = 8 << 20  # about this much log per bucket: ~75 K events (replay memory follows it)
 
 
 def bucket_count(total_bytes: int, workers: int) -> int:
