@@ -135,3 +135,65 @@ def test_simulated_logs_with_injected_errors(seed):
     out = io.BytesIO()
     simulate(out, 40, seed, inject_rate=0.7, tables=2)
     assert_same(out.getvalue().splitlines())
+
+
+# ---- the Arrow JSON path (parse._arrow_pieces) and its guard --------------------------------
+CLEAN = [
+    b'{"game_id":"g","seq":2,"ts":"2025-05-01T17:20:38Z","type":"roll","player":"a","dice":[6,4,6,3,1,1]}',
+    b'{"game_id":"g","seq":3,"type":"keep","player":"a","dice":[1,1],"points":200}',
+    b'{"game_id":"g","seq":4,"type":"bank","player":"a","points":200,"total":200}',
+    b'{"game_id":"g","seq":5,"type":"farkle","player":"b"}',
+]
+GUARDED = [  # lines Arrow's reader would take otherwise than the reference
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[1],"points":null}',  # null kept in extra
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[1]} {"game_id":"g","seq":6,"type":"farkle","player":"a"}',
+    b'{"game_id":"g","seq":5,"type":"roll",',  # an object over two lines...
+    b'"player":"a","dice":[1]}',
+    b'{"game_id":"g","seq":-0,"type":"farkle","player":"a"}',
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[7]}',
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[1,-4]}',
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[127]}',
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[1],"ts":"x\\"y"}',
+    b'{"game_id":"g","seq":5,"type":"roll","player":"","dice":[1]}',
+    b'{"game_id":"g","seq":5,"type":"farkle","player":"null"}',  # the word in a string: set aside, same result
+    b'{"game_id":"g","seq":5,"type":"roll","player":"Zo\xc3\xab","dice":[1]}',
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a\\u0000","dice":[1]}',
+    b'{}',
+]
+
+
+@pytest.fixture
+def small_pieces(monkeypatch):
+    """Pieces of 4 lines: most pieces go through Arrow, a bad line refuses only its own."""
+    from pipeline.ingest import parse
+
+    monkeypatch.setattr(parse, "PIECE_LINES", 4)
+
+
+def test_clean_lines_take_the_arrow_path():
+    lines = CLEAN * 50
+    assert_same(lines)
+    assert bulk(lines, "f.jsonl").arrow_rows == len(lines)
+
+
+@pytest.mark.parametrize("raw", NASTY + GUARDED)
+def test_a_bad_line_among_clean_ones(raw, small_pieces):
+    lines = CLEAN * 3 + [raw] + CLEAN * 3
+    assert_same(lines)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return  # the whole block skips Arrow (test_a_block_that_is_not_utf8_skips_arrow)
+    assert bulk(lines, "f.jsonl").arrow_rows >= 4  # the pieces without it still went through Arrow
+
+
+def test_guarded_lines_together(small_pieces):
+    lines = [x for raw in GUARDED for x in (raw, *CLEAN)]
+    assert_same(lines, first=3)
+    assert_same(GUARDED + CLEAN * 8)  # more than two refused pieces: the rest by msgspec
+
+
+def test_a_block_that_is_not_utf8_skips_arrow():
+    lines = CLEAN * 3 + [b'{"game_id":"g\xff","seq":5,"type":"roll","player":"a","dice":[1]}']
+    assert_same(lines)
+    assert bulk(lines, "f.jsonl").arrow_rows == 0

@@ -9,7 +9,16 @@ engine imports `pipeline.replay.partition`, which uses `batches`) does not impor
 """
 from __future__ import annotations
 
+import importlib.util
+import sys
 from typing import Any
+
+# pyarrow (C++) tries `import dateutil` on every compute call that converts a Python value
+# (an option, a scalar); when dateutil is not installed, each try searches sys.path again
+# (about 0.2 ms). Ingest makes thousands of such calls, so a missing dateutil is recorded
+# as missing once, which makes the import fail at once. Nothing changes if it is installed.
+if "dateutil" not in sys.modules and importlib.util.find_spec("dateutil") is None:
+    sys.modules["dateutil"] = None  # type: ignore[assignment]
 
 __all__ = ["IngestSummary", "InputErrors", "StoreError", "ingest"]
 

@@ -145,12 +145,19 @@ def games_tables(games: Iterable[GameResult]) -> tuple[pa.Table, pa.Table]:
     """The games table and its long form, game_players."""
     g_rows: dict[str, list[Any]] = {name: [] for name in tables.GAMES.names}
     p_rows: dict[str, list[Any]] = {name: [] for name in tables.GAME_PLAYERS.names}
+    # (json, name) per ruleset object: games share a few rulesets, and both are costly
+    # (a JSON dump, a comparison with every built-in)
+    described: dict[int, tuple[Any, Any, Any]] = {}  # id -> (the ruleset, kept alive; json; name)
     for g in games:
         won_claimed = set(_names(g.winner_claimed) or ())
         won_corrected = set(_names(g.winner_corrected) or ())
         g_rows["game_id"].append(g.game_id)
-        g_rows["ruleset"].append(g.ruleset.to_json() if g.ruleset is not None else None)
-        g_rows["ruleset_name"].append(g.ruleset.name if g.ruleset is not None else None)
+        rules = described.get(id(g.ruleset))
+        if rules is None or rules[0] is not g.ruleset:
+            rules = described[id(g.ruleset)] = (
+                (g.ruleset, g.ruleset.to_json(), g.ruleset.name) if g.ruleset is not None else (None, None, None))
+        g_rows["ruleset"].append(rules[1])
+        g_rows["ruleset_name"].append(rules[2])
         g_rows["players"].append(list(g.players))
         g_rows["claimed"].append(_dumps(g.claimed))
         g_rows["corrected"].append(_dumps(g.corrected))

@@ -12,13 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 from zlib import crc32
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.replay.partition import ORDER_COLUMN
 
 
-BUCKET_BYTES = 16 << 20  # about this much log per bucket: ~150 K events, ~300 MiB in the reference replay
+BUCKET_BYTES = 8 << 20  # about this much log per bucket: ~75 K events (replay memory follows it)
 
 
 def bucket_count(total_bytes: int, workers: int) -> int:
@@ -50,7 +51,7 @@ def spill(events: pa.Table, file_ordinal: int, buckets: int, path: Path) -> pa.T
         sizes = {c["values"]: c["counts"] for c in counts}
     else:
         sizes = {}
-    ordered = events.append_column(ORDER_COLUMN, pa.array([file_ordinal] * events.num_rows, pa.int32()))
+    ordered = events.append_column(ORDER_COLUMN, pa.array(np.full(events.num_rows, file_ordinal, np.int32)))
     write_buckets(ordered, [sizes.get(b, 0) for b in range(buckets)], path)
     return events
 

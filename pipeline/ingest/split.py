@@ -25,7 +25,7 @@ from pipeline.reader import lines as _lines
 from pipeline.reader.parse import long_line_reject
 from pipeline.reader.validate import line_text
 
-BLOCK_BYTES = 16 << 20  # a parse task's share of input; bigger blocks hold more memory per worker
+BLOCK_BYTES = 8 << 20  # a parse task's share of input; bigger blocks hold more memory per worker
 RAW_LIMIT = 64 * 1024  # rejects.raw keeps at most this many characters of a line
 HEAD_BYTES = 4 * RAW_LIMIT + 4  # kept of an over-long line: enough for RAW_LIMIT + 1 characters
 
