@@ -13,6 +13,7 @@ from rich.table import Table
 from pipeline.cli.common import EXIT_DATA, RULES_HELP, stderr, stdout, usage_error
 from pipeline.cli.main import app
 from pipeline.cli.dataset_options import dataset_or_exit, filters_or_exit
+from pipeline.cli.engine_options import Engine, check_engine, engine_option, master_option, spark_or_exit
 
 if TYPE_CHECKING:  # pyarrow and duckdb load only when stats runs, not for every command
     import pyarrow as pa
@@ -107,6 +108,8 @@ def stats(
         150.0, "--blunder-threshold", min=0.0,
         help="decisions-quality: a choice giving up more than this many expected points is a blunder.",
     ),
+    engine: Engine = engine_option(),
+    spark_master: Optional[str] = master_option(),
 ) -> None:
     """Bust rates against the exact odds, turn value, bank-or-roll choices, player summaries
     and dice fairness. Exit 1 when DATASET is missing or not a farkle-logs dataset."""
@@ -119,12 +122,13 @@ def stats(
             "csv holds one table: choose it with --section, one of " + ", ".join(TABLE_NAMES)
         )
     filters = filters_or_exit(player, rules, since, until, game)
+    check_engine(engine, spark_master)
     ds = dataset_or_exit(dataset)
-    try:
-        tables = compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold)
-    except Exception as exc:  # a damaged Parquet file, a column missing from the contract
-        stderr.print(f"error: cannot compute stats over {dataset}: {exc}", markup=False)
-        raise typer.Exit(EXIT_DATA)
+    if engine is Engine.spark:
+        with spark_or_exit(spark_master) as spark:
+            tables = _computed(dataset, lambda: _spark_compute(spark, ds, filters, wanted_sections, blunder_threshold))
+    else:
+        tables = _computed(dataset, lambda: compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold))
     tables = {name: tables[name] for name in wanted_tables}
     if all(t.num_rows == 0 for t in tables.values()):
         stderr.print("note: no rows match these filters", markup=False)
@@ -145,6 +149,25 @@ def stats(
         if MODEL_TABLES & set(tables):
             stdout.print(f"note: {MODEL_NOTE}; blunder = loss above {blunder_threshold:g} points. "
                          "Choices whose state is not valid (findings in the turn) are not judged.", markup=False)
+
+
+def _computed(dataset: str, run):
+    try:
+        return run()
+    except Exception as exc:  # a damaged Parquet file, a column missing from the contract
+        stderr.print(f"error: cannot compute stats over {dataset}: {_first_line(exc)}", markup=False)
+        raise typer.Exit(EXIT_DATA)
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _spark_compute(spark, ds, filters, sections, blunder_threshold):
+    from pipeline.engines.spark.stats import compute as spark_compute
+
+    return spark_compute(ds, filters, sections, blunder_threshold, spark=spark)
 
 
 def _selection(chosen: list[str], sections: dict[str, tuple[str, ...]], names: tuple[str, ...]) -> tuple[list[str], list[str]]:
