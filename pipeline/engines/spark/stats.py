@@ -1,33 +1,28 @@
 """`farkle-logs stats --engine spark`: the SQL models of `sql/` run by Spark SQL.
 
-The same computation as `pipeline.stats.compute`, step for step: the dataset's tables
-become `src_<table>` (read from exactly the files its manifest lists), the exact-odds and
-policy tables are built on the driver by the same Python and registered, each model is
-transpiled from its DuckDB text (`transpile`) and becomes a temporary view (or a cached
-table where the model says `-- materialized: table`), and each report is collected as
-Arrow.
+The same computation as `pipeline.stats`, step for step: the dataset's tables become
+`src_<table>` (read from exactly the files its manifest lists, with the contract's schema),
+the exact-odds and policy tables are built on the driver by the same Python and
+registered, each model is transpiled from its DuckDB text (`transpile`) and becomes a
+temporary view (or a cached table where the model says `-- materialized: table`), and
+each report is collected as Arrow.
 
-The result is cast to the types DuckDB gives the same report (found by running the models
-in DuckDB over empty tables, which costs milliseconds): Spark sums BIGINTs to BIGINT where
+A report's result is cast to the types DuckDB gives it (found by running the models in
+DuckDB over empty tables, which costs milliseconds): Spark sums BIGINTs to BIGINT where
 DuckDB gives HUGEINT, and the text, JSON and CSV output must not depend on the engine.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 import duckdb
 import pyarrow as pa
 
 from pipeline.dataset_check import Dataset, open_dataset
 from pipeline.engines.spark import transpile
-from pipeline.stats import (
-    DEFAULT_SECTIONS,
-    POLICY_SECTIONS,
-    SECTIONS,
-    Filters,
-    filter_variables,
-)
+from pipeline.stats import DEFAULT_SECTIONS, POLICY_SECTIONS, SECTIONS, Filters, filter_variables
 from pipeline.stats.odds import exact_odds_table
 from pipeline.stats.runner import MACROS, SQL_DIR, Model, build, build_order, load_models, set_variables
 from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
@@ -51,46 +46,87 @@ def compute(
     if unknown:
         raise ValueError(f"unknown section {unknown[0]!r}: sections are {', '.join(SECTIONS)}")
     names = [t for s in chosen for t in SECTIONS[s]]
+    with_odds = any(s in ("bust", "players") for s in chosen)  # the sections reading exact_odds
+    with_policy = any(s in POLICY_SECTIONS for s in chosen)
+    with session(spark, dataset, filters, with_odds, with_policy, blunder_threshold) as models:
+        return {name: models.report(f"rpt_{name}") for name in names}
+
+
+class SparkModels:
+    """The models of `sql/` over one dataset in a Spark session of their own."""
+
+    def __init__(self, spark: "SparkSession", variables: dict[str, Any], aux: dict[str, pa.Table]):
+        self.spark = spark
+        self.variables = variables
+        self.aux = aux
+        self.models = load_models()
+        self.macros = transpile.load_macros(SQL_DIR / f"{MACROS}.sql")
+        self.cached: list[str] = []
+        self._built: set[str] = set()
+
+    def sql(self, name: str) -> str:
+        """The model's Spark SQL, filters bound."""
+        return transpile.to_spark(self.models[name].sql, self.macros, self.variables)
+
+    def build(self, name: str) -> None:
+        """Create the views (cached tables) `name` depends on, in dependency order."""
+        for dep in build_order([name], self.models):
+            model = self.models[dep]
+            if dep in self._built or (dep == name and model.materialized == "query"):
+                continue
+            self.spark.sql(self.sql(dep)).createOrReplaceTempView(dep)
+            if model.materialized == "table":
+                self.spark.catalog.cacheTable(dep)
+                self.cached.append(dep)
+            self._built.add(dep)
+
+    def run(self, name: str) -> pa.Table:
+        """Any model's rows, as Spark gives them (its types)."""
+        self.build(name)
+        return self.spark.sql(self.sql(name)).toArrow()
+
+    def report(self, name: str) -> pa.Table:
+        """A report's rows with the types DuckDB gives it."""
+        return self.run(name).cast(duckdb_schemas([name], self.models, self.aux, self.variables)[name])
+
+    def close(self) -> None:
+        for name in self.cached:
+            self.spark.catalog.uncacheTable(name)
+        self.cached.clear()
+
+
+@contextmanager
+def session(
+    spark: "SparkSession",
+    dataset: str | Path | Dataset,
+    filters: Filters = Filters(),
+    with_odds: bool = True,
+    with_policy: bool = False,
+    blunder_threshold: float = DEFAULT_BLUNDER_THRESHOLD,
+) -> Iterator[SparkModels]:
+    """`pipeline.stats.session` for Spark: the dataset's tables, the filters and the
+    Python-built tables (exact odds, policy) ready for any model of `sql/`."""
     ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
     if filters.since and filters.until and filters.since > filters.until:
         raise ValueError(f"since {filters.since} is after until {filters.until}")
-    session = spark.newSession()  # its own temporary views: several datasets in one Spark app
-    cached: list[str] = []
-    try:
-        for table in TABLES:
-            _source(session, ds, table).createOrReplaceTempView(f"src_{table}")
-        texts = [r[0] for r in session.sql("select distinct cast(ruleset as string) from src_games").collect()]
-        variables = filter_variables(filters, texts, blunder_threshold)
-        aux: dict[str, pa.Table] = {}
-        if any(s in ("bust", "players") for s in chosen):  # the sections reading exact_odds
-            aux["exact_odds"] = exact_odds_table(texts)
-        if any(s in POLICY_SECTIONS for s in chosen):
-            from pipeline.strategy.judge import policy_tables
+    own = spark.newSession()  # its own temporary views: several datasets in one Spark app
+    for table in TABLES:
+        _source(own, ds, table).createOrReplaceTempView(f"src_{table}")
+    texts = [r[0] for r in own.sql("select distinct cast(ruleset as string) from src_games").collect()]
+    aux: dict[str, pa.Table] = {}
+    if with_odds:
+        aux["exact_odds"] = exact_odds_table(texts)
+    if with_policy:
+        from pipeline.strategy.judge import policy_tables
 
-            aux.update(policy_tables(texts))
-        for name, table in aux.items():
-            session.createDataFrame(table).createOrReplaceTempView(name)
-        models = load_models()
-        macros = transpile.load_macros(SQL_DIR / f"{MACROS}.sql")
-        reports = [f"rpt_{t}" for t in names]
-        for name in build_order(reports, models):
-            model = models[name]
-            if model.materialized == "query":
-                continue
-            view = session.sql(transpile.to_spark(model.sql, macros, variables))
-            view.createOrReplaceTempView(name)
-            if model.materialized == "table":
-                session.catalog.cacheTable(name)
-                cached.append(name)
-        schemas = duckdb_schemas(reports, models, aux, variables)
-        out = {}
-        for table, report in zip(names, reports):
-            result = session.sql(transpile.to_spark(models[report].sql, macros, variables)).toArrow()
-            out[table] = result.cast(schemas[report])
-        return out
+        aux.update(policy_tables(texts))
+    for name, table in aux.items():
+        own.createDataFrame(table).createOrReplaceTempView(name)
+    models = SparkModels(own, filter_variables(filters, texts, blunder_threshold), aux)
+    try:
+        yield models
     finally:
-        for name in cached:
-            session.catalog.uncacheTable(name)
+        models.close()
 
 
 def _source(spark: "SparkSession", ds: Dataset, table: str) -> "DataFrame":

@@ -12,7 +12,8 @@ each rewrite keeping DuckDB's meaning:
 - `l ASOF LEFT JOIN r ON l.k = r.k AND l.x > r.y`: each column of `r` that the select
   list uses becomes a correlated scalar subquery taking it from the row with the
   greatest `r.y` below `l.x` (`max_by`), which is what the as-of join picks;
-- list subscripts are 1-based in DuckDB and 0-based in Spark: `element_at` (1-based);
+- list subscripts are 1-based in DuckDB and 0-based in Spark: `element_at` (1-based in
+  both);
 - `list_sum(x)` becomes `aggregate(x, 0, (acc, v) -> acc + v)`;
 - `cast(unnest(x) as T)` becomes `explode(cast(x as array<T>))` (Spark allows no
   generator inside an expression);
@@ -74,8 +75,7 @@ def to_spark(sql: str, macros: Mapping[str, Macro], variables: Mapping[str, Any]
     tree = bind_variables(tree, variables)
     tree = tree.transform(_rewrite_subscript)
     tree = tree.transform(_rewrite_node)
-    for select in list(tree.find_all(exp.Select)):
-        _rewrite_asof(select)
+    tree = rewrite_asof(tree)
     return tree.sql(dialect=WRITE, pretty=True)
 
 
@@ -152,11 +152,16 @@ def bind_variables(tree: exp.Expression, variables: Mapping[str, Any]) -> exp.Ex
 
 # ---------------------------------------------------------------------- functions
 def _rewrite_subscript(node: exp.Expression) -> exp.Expression:
-    """list[i] (1-based) -> element_at(list, i); a string key (map, struct) stays."""
+    """list[i] (1-based in DuckDB) -> element_at(list, i), 1-based in Spark too; a string
+    key (map, struct) stays. sqlglot stores a literal index 0-based (it shifts it while
+    parsing) but any other index as written, so only literals get their 1 back."""
     if isinstance(node, exp.Bracket) and len(node.expressions) == 1:
         index = node.expressions[0]
-        if not (isinstance(index, exp.Literal) and index.is_string):
-            return exp.func("element_at", node.this, index)
+        if isinstance(index, exp.Literal) and index.is_string:
+            return node
+        if isinstance(index, exp.Literal) and index.is_int:
+            index = exp.Literal.number(int(index.this) + 1)
+        return exp.func("element_at", node.this, index)
     return node
 
 
@@ -183,6 +188,13 @@ def _rewrite_node(node: exp.Expression) -> exp.Expression:
 # interval of l.x values that row answers for, and how.
 _FLIP = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
 NEXT = "__asof_next"
+
+
+def rewrite_asof(tree: exp.Expression) -> exp.Expression:
+    """Every ASOF LEFT JOIN of the tree as an interval join (see _rewrite_asof)."""
+    for select in list(tree.find_all(exp.Select)):
+        _rewrite_asof(select)
+    return tree
 
 
 def _rewrite_asof(select: exp.Select) -> None:
