@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_OUT ?= demo_out
 
-.PHONY: demo test install clean bench bench-all
+.PHONY: demo test install clean bench bench-all fuzz
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -35,6 +35,22 @@ bench-all: bench
 	$(BIN)/python bench/simulate.py
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/stats.py
+	$(BIN)/python bench/dataset_read.py
+
+# Each fuzz target (tests/fuzz/targets.py) for FUZZ_SECONDS; `make test` runs them ~12 s each.
+# The corpus grows in .fuzz-corpus/ across runs; logs and any failing input go to FUZZ_ARTIFACTS.
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS ?= lines event ruleset audit scoresheet
+FUZZ_ARTIFACTS ?= fuzz-artifacts
+fuzz: $(STAMP)
+	@mkdir -p $(FUZZ_ARTIFACTS)
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz $$t ($(FUZZ_SECONDS) s, log $(FUZZ_ARTIFACTS)/$$t.log)"; \
+	  if $(BIN)/python -m tests.fuzz.run $$t --seconds $(FUZZ_SECONDS) --corpus .fuzz-corpus/$$t \
+	      --artifacts $(FUZZ_ARTIFACTS) > $(FUZZ_ARTIFACTS)/$$t.log 2>&1; then \
+	    grep -E "^stat::(number_of_executed_units|new_units_added)" $(FUZZ_ARTIFACTS)/$$t.log || true; \
+	  else tail -60 $(FUZZ_ARTIFACTS)/$$t.log; exit 1; fi; \
+	done
 
 clean:
 	rm -rf $(DEMO_OUT) .pytest_cache

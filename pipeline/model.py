@@ -122,15 +122,21 @@ def severity_of(code: str) -> str:
 
 @dataclass(slots=True)
 class GameResult:
-    """Claimed vs corrected outcome of one game (log-format.md, Corrected scores)."""
+    """Claimed vs corrected outcome of one game (log-format.md, Corrected scores).
+
+    Winners are always lists of names (one unless a tie), never a bare string, so every
+    output and table has one type: `winner_claimed` is the first game_end's winner and None
+    for a game without game_end; `winner_corrected` the players with the highest corrected
+    total, in `players` order.
+    """
 
     game_id: str
     players: tuple[str, ...]
     ruleset: Any  # pipeline.rules.Ruleset
     claimed: dict[str, int]
     corrected: dict[str, int]
-    winner_claimed: str | list[str] | None
-    winner_corrected: str | list[str] | None
+    winner_claimed: list[str] | None
+    winner_corrected: list[str] | None
     complete: bool
     first_ts: str | None = None
     last_ts: str | None = None
@@ -155,7 +161,7 @@ class TurnRecord:
     player: str
     turn: int  # 1-based count of this player's turns
     start_seq: int
-    end_seq: int | None  # seq of the bank/farkle that ended it; None if left open
+    end_seq: int | None  # seq of the bank/farkle that ended it (see end_implied); None if left open
     rolls: int
     hot_dice: int
     outcome: str  # "bank", "farkle" or "open" (cut off)
@@ -165,6 +171,10 @@ class TurnRecord:
     claimed_total: int | None  # player's claimed banked total after the turn
     corrected_total: int  # player's corrected banked total after the turn
     ts: str | None = None
+    # The ending line was lost and replay supplied the end the log implies (log-format.md,
+    # "a lost turn end"): end_seq is then the seq of the roll that revealed it, the first
+    # event of the next turn.
+    end_implied: bool = False
 
 
 @dataclass(slots=True)

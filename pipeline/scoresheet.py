@@ -39,15 +39,19 @@ class SheetProblem:
 def parse_sheet(text: str, file: str) -> tuple[list[SheetRow], list[SheetProblem]]:
     rows: list[SheetRow] = []
     problems: list[SheetProblem] = []
-    reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
+    reader = csv.reader(io.StringIO(text, newline=""))  # newline="": csv's own rule for \r and \r\n
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        problems.append(SheetProblem(file, 1, f"header is not CSV: {exc}"))
+        return rows, problems
     if header is None:
         problems.append(SheetProblem(file, 1, "empty scoresheet: expected header " + ",".join(HEADER)))
         return rows, problems
     if [h.strip() for h in header] != HEADER:
         problems.append(SheetProblem(file, 1, f"header is {','.join(header)!r}, expected {','.join(HEADER)}"))
         return rows, problems
-    for record in reader:
+    for record in _records(reader, file, problems):
         line = reader.line_num
         if not record or all(not cell.strip() for cell in record):
             continue
@@ -69,6 +73,18 @@ def parse_sheet(text: str, file: str) -> tuple[list[SheetRow], list[SheetProblem
             continue
         rows.append(SheetRow(line, game_id, numbers["turn"], player, numbers["points"], numbers["total"]))
     return rows, problems
+
+
+def _records(reader, file: str, problems: list[SheetProblem]):
+    """The reader's records; a row that is not CSV (a field over csv's size limit, a stray
+    quote or \r) is a problem with its line, and reading goes on after it."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            problems.append(SheetProblem(file, reader.line_num, f"not a CSV row: {exc}"))
 
 
 def compare_sheet(rows: Iterable[SheetRow], turns: Iterable[TurnRecord], logged_games: Iterable[str],

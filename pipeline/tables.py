@@ -1,6 +1,7 @@
 """Arrow schemas of the dataset's Parquet tables: the contract between ingest and stats.
 
-Each table lives at DATASET/<table>/**/*.parquet. Stats SQL and the report read these
+Each table is the list of Parquet files the dataset's current manifest names (see
+docs/dataset.md; pipeline.dataset_check reads it). Stats SQL and the report read these
 columns by name; a change here is a change of the dataset version (see docs/dataset.md).
 `schemas/tables/*.json` is generated from this module (python -m pipeline.tables).
 """
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-DATASET_VERSION = 1
+DATASET_VERSION = 2  # 2: `_current.json` is the commit point; readers read the manifest's file lists
 
 TS = pa.timestamp("us", tz="UTC")
 
@@ -51,6 +52,7 @@ TURNS = pa.schema(
         ("rolls", pa.int32()),
         ("hot_dice", pa.int32()),
         ("outcome", pa.string()),  # bank | farkle | open
+        ("end_implied", pa.bool_()),  # the ending line was lost; replay supplied the end (end_seq: the revealing roll)
         ("claimed_points", pa.int64()),
         ("corrected_points", pa.int64()),
         ("dice_left", pa.int8()),

@@ -52,8 +52,8 @@ def test_game_split_across_a_plain_and_a_gzip_file_is_replayed_whole(tmp_path):
     payload = json.loads(result.output)
     assert payload["findings"] == []
     assert payload["games"] == [{"game_id": "g1", "claimed": {"ana": 1200, "bo": 600},
-                                 "corrected": {"ana": 1200, "bo": 600}, "winner_claimed": "ana",
-                                 "winner_corrected": "ana", "complete": True}]
+                                 "corrected": {"ana": 1200, "bo": 600}, "winner_claimed": ["ana"],
+                                 "winner_corrected": ["ana"], "complete": True}]
     # In the wrong order the second part comes first: unknown game, then a seq gap is not
     # possible since those events were never replayed; the game misses its middle.
     reversed_order = json.loads(run(second, first, "--format", "json").output)
@@ -159,7 +159,7 @@ def test_text_output_shows_timeline_and_result(tmp_path):
     result = run(write(tmp_path / "a.jsonl", log))
     assert result.exit_code == 1
     out = result.output
-    assert "kept 5 from roll [5,2,3,4] and counted it with the 5,5 kept at seq 3" in out
+    assert "kept 5 from the roll [5,2,3,4] and counted it with the 5,5 kept at seq 3" in out
     assert "5 2 3 4" in out and "cross_roll_meld" in out
     assert "winner claimed: ana; by the dice: ana" in out
 

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from tests.ingest_games import dump, games, interleave
 from pipeline.cli.main import app
+from pipeline.dataset_check import open_dataset
 from pipeline.ingest import StoreError, ingest
 from pipeline.rules import Ruleset
 from pipeline.tables import DATASET_VERSION, TABLES
@@ -21,17 +22,19 @@ runner = CliRunner()
 
 
 def table(dataset: Path, name: str, drop=("ingest_id",)) -> list[tuple]:
-    """A table's rows, sorted, without the columns that name the ingest run."""
-    rel = duckdb.sql(f"select * from read_parquet('{dataset}/{name}/**/*.parquet', hive_partitioning=true)")
+    """A table's rows, sorted, without the columns that name the ingest run: the files the
+    current manifest lists (what every reader of the dataset reads), not a glob."""
+    files = open_dataset(dataset).duckdb_paths(name)
+    rel = duckdb.sql("select * from read_parquet($files)", params={"files": files})
     cols = [c for c in rel.columns if c not in drop]
     return sorted(rel.select(*cols).fetchall(), key=repr)
 
 
 def count(dataset: Path, name: str) -> int:
-    files = list((dataset / name).glob("**/*.parquet"))
+    files = open_dataset(dataset).duckdb_paths(name)
     if not files:
         return 0
-    return duckdb.sql(f"select count(*) from read_parquet('{dataset}/{name}/**/*.parquet')").fetchall()[0][0]
+    return duckdb.sql("select count(*) from read_parquet($files)", params={"files": files}).fetchall()[0][0]
 
 
 def everything(dataset: Path) -> dict[str, list[tuple]]:
@@ -47,7 +50,9 @@ def logs(tmp_path: Path) -> dict:
     bad_json = "{not json"
     bad_event = {"game_id": "g1-000", "seq": 999, "type": "roll", "player": "ana", "dice": [7]}
     huge = '{"game_id": "x", "pad": "' + "a" * (10 * 1024 * 1024) + '"'  # 10 MB, not valid JSON
-    a = first[:10] + [bad_json, ""] + first[10:] + [first[3], "   "]  # first[3]: a duplicate
+    # first[3] again: a repeated (game_id, seq) inside the logs is an event (stored) that
+    # replay flags as seq_error, as audit does (COORDINATION.md decision 5)
+    a = first[:10] + [bad_json, ""] + first[10:] + [first[3], "   "]
     b = second[:5] + [bad_event, b"\xff\xfe not utf-8", huge] + second[5:]
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "a.jsonl").write_bytes(dump(a))
@@ -55,10 +60,10 @@ def logs(tmp_path: Path) -> dict:
     return {
         "dir": tmp_path / "logs",
         "games": gs,
-        "events": len(lines),
+        "events": len(lines) + 1,
         "rejects": 4,
         "blank": 2,
-        "duplicates": 1,
+        "duplicates": 0,
         "lines": len(a) + len(b),
     }
 
@@ -76,9 +81,10 @@ def test_row_counts_match_the_generated_games(tmp_path, logs):
     assert count(out, "decisions") == sum(g.keeps for g in gs)
     assert count(out, "games") == len(gs)
     assert count(out, "game_players") == 2 * len(gs)
-    # every game lacks game_end (one warning each); each bad line is one error finding
+    # every game lacks game_end (one warning each); each bad line is one error finding; the
+    # repeated line is one seq_error
     codes = dict(duckdb.sql(f"select code, count(*) from read_parquet('{out}/findings/*.parquet') group by 1").fetchall())
-    assert codes == {"game_incomplete": 12, "bad_json": 3, "bad_event": 1}
+    assert codes == {"game_incomplete": 12, "bad_json": 3, "bad_event": 1, "seq_error": 1}
     assert summary.exit_code == 1
 
 
@@ -137,17 +143,24 @@ def test_reingest_adds_nothing(tmp_path, logs):
     assert again.exit_code == 0
 
 
-def test_a_copy_with_other_bytes_gives_only_duplicates(tmp_path, logs):
+def test_a_copy_under_another_name_is_new_lines_that_repeat_seqs(tmp_path, logs):
+    """Decision 5: only the same (file, line) with the same content is a duplicate. A copy
+    under another name is new lines: its events are stored and each is a seq_error (a
+    repeated seq is not replayed), as `audit` of both files says; the games do not change."""
     out = tmp_path / "ds"
     ingest([str(logs["dir"])], out)
     before = everything(out)
     copy = tmp_path / "copy.jsonl"
     copy.write_bytes(gzip.decompress((logs["dir"] / "b.jsonl.gz").read_bytes()) + b"\n")  # same events, new bytes
     s = ingest([str(copy)], out)
-    assert s.events == 0 and s.duplicates == s.lines - s.rejects - s.blank_lines > 0
+    assert s.duplicates == 0 and s.events == s.lines - s.rejects - s.blank_lines > 0
     after = everything(out)
-    for name in ("events", "turns", "rolls", "decisions", "games", "game_players"):
+    for name in ("turns", "rolls", "decisions", "game_players"):  # games.events counts the repeats too
         assert after[name] == before[name], name
+    codes = duckdb.sql(f"select code, count(*) from read_parquet('{out}/findings/*.parquet') "
+                       f"where file = '{copy}' and code <> 'game_incomplete' group by 1").fetchall()
+    assert dict(codes) == {"seq_error": s.events, "bad_json": 2, "bad_event": 1}
+    assert count(out, "events") == logs["events"] + s.events
 
 
 def test_split_games_incremental_equals_one_shot(tmp_path):
@@ -257,7 +270,7 @@ def test_cli_json_summary_and_exit_codes(tmp_path, logs):
     assert result.exit_code == 1, result.output
     data = json.loads(result.stdout)
     assert data["rejects"] == 4 and data["invariant_holds"] is True
-    assert data["findings_error"] == 4 and data["replay_errors"] == 0  # the 12 game_incomplete are warnings
+    assert data["findings_error"] == 5 and data["replay_errors"] == 1  # the repeat; game_incomplete are warnings
     for key in ("files", "lines", "events", "games", "rejects", "duplicates", "findings", "seconds", "events_per_second"):
         assert key in data
     clean = tmp_path / "clean.jsonl"
@@ -327,15 +340,64 @@ def test_a_log_that_grew_adds_only_its_new_lines(tmp_path):
         assert table(tmp_path / "ds", name, drop) == table(tmp_path / "one", name, drop), name
 
 
-def test_bad_lines_are_written_in_batches_not_held(tmp_path, monkeypatch):
-    from pipeline.ingest import run
+def test_tiny_blocks_give_the_same_dataset_as_one_block(tmp_path):
+    """The split stage cuts inputs into blocks at line boundaries: line numbers, blank lines,
+    over-long lines and a last line without a newline come out the same however small the
+    blocks are (each block's lines are parsed by whichever worker takes it)."""
+    lines = interleave(games(5, seed=23), seed=4)
+    mixed = []
+    for i, line in enumerate(lines):
+        mixed.append(line)
+        if i % 17 == 3:
+            mixed.append("")
+        if i % 29 == 5:
+            mixed.append("{broken " + "x" * (300 + i))  # over the cap below: rejected unread
+        if i % 31 == 7:
+            mixed.append("   ")
+    data = dump(mixed).rstrip(b"\n")  # no final newline
+    (tmp_path / "a.jsonl").write_bytes(data)
+    (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress(data))
+    files = [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl.gz")]
+    one = ingest(files, tmp_path / "one", max_line_bytes=300)
+    tiny = ingest(files, tmp_path / "tiny", max_line_bytes=300, block_bytes=1)  # one block per ~301 bytes
+    assert everything(tmp_path / "tiny") == everything(tmp_path / "one")
+    n = len(mixed)
+    assert one.lines == tiny.lines == 2 * n and one.invariant_holds and tiny.invariant_holds
+    long = [i + 1 for i, line in enumerate(mixed) if isinstance(line, str) and line.startswith("{broken")]
+    rows = duckdb.sql(f"select line, reason from read_parquet('{tmp_path}/tiny/rejects/*.parquet') "
+                      f"where file = '{files[0]}' order by line").fetchall()
+    assert [r[0] for r in rows] == long
+    assert all("over the limit of 300 bytes" in r[1] for r in rows)
 
-    monkeypatch.setattr(run, "BATCH", 10)
-    monkeypatch.setattr(run, "BAD_CHARS", 1000)
-    monkeypatch.setattr(run, "ROW_GROUP", 1)  # each flush its own row group, to count flushes
-    log = tmp_path / "garbage.jsonl"
-    log.write_text("".join(f"garbage line {i}\n" for i in range(35)) + ("x" * 3000 + "\n") * 2)
+
+def test_a_cut_last_line_completed_later_replaces_its_reject(tmp_path):
+    lines = interleave(games(3, seed=31), seed=3)
+    whole = dump(lines[:12])
+    cut = dump(lines[:10]) + json.dumps(lines[10]).encode()[:20]  # line 11 cut mid-way, no newline
+    log = tmp_path / "live.jsonl"
+    log.write_bytes(cut)
+    first = ingest([str(log)], tmp_path / "ds")
+    assert (first.events, first.rejects) == (10, 1)
+    log.write_bytes(whole)
+    second = ingest([str(log)], tmp_path / "ds")
+    assert (second.duplicates, second.events, second.rejects, second.superseded) == (10, 2, 0, 1)
+    assert count(tmp_path / "ds", "rejects") == 0
+    one = tmp_path / "one.jsonl"
+    one.write_bytes(whole)
+    ingest([str(one)], tmp_path / "one")
+    drop = ("ingest_id", "source_file", "file")
+    for name in ("events", "turns", "rolls", "decisions", "games", "game_players", "findings"):
+        assert table(tmp_path / "ds", name, drop) == table(tmp_path / "one", name, drop), name
+
+
+def test_a_file_rewritten_shorter_leaves_only_its_new_lines(tmp_path):
+    old = interleave(games(2, seed=37), seed=5)
+    new = interleave(games(2, seed=41), seed=6)[:15]
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(dump(old))
+    ingest([str(log)], tmp_path / "ds")
+    log.write_bytes(dump(new))
     s = ingest([str(log)], tmp_path / "ds")
-    assert s.rejects == 37
-    (path,) = (tmp_path / "ds" / "rejects").glob("*.parquet")
-    assert pq.ParquetFile(path).num_row_groups >= 5  # 10 + 10 + 10 + (5 + 1) + 1 lines
+    assert s.superseded == len(old) and s.events == len(new) and s.duplicates == 0
+    ingest([str(log)], tmp_path / "one", workers=1)
+    assert everything(tmp_path / "ds") == everything(tmp_path / "one")

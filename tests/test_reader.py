@@ -420,17 +420,18 @@ def test_garbage_after_a_gzip_member_is_a_file_problem(tmp_path):
     assert src.problem.line == 2 and "corrupt" in src.problem.reason
 
 
-def test_a_10_mb_line_is_read_whole(tmp_path):
+def test_a_10_mb_line_is_read_whole_under_a_raised_limit(tmp_path):
+    # The default limit (1 MiB) rejects such a line: tests/test_reliability_input.py.
     note = "x" * (10 * 1024 * 1024)
     big = enc(ev("roll", player="ana", dice=[1], note=note))
     path = tmp_path / "big.jsonl"
     path.write_bytes(ROLL + b"\n" + big + b"\n" + FARKLE + b"\n")
-    records = list(read_events([source_for(path)]))
+    records = list(read_events([source_for(path)], max_line_bytes=16 << 20))
     assert [r.line for r in records] == [1, 2, 3]
     assert records[1].extra["note"] == note
     garbage = tmp_path / "garbage.jsonl.gz"
     garbage.write_bytes(gzip.compress(b"{" * (10 * 1024 * 1024) + b"\n" + FARKLE))
-    bad, farkle = read_events([source_for(garbage)])
+    bad, farkle = read_events([source_for(garbage)], max_line_bytes=16 << 20)
     assert bad.code == "bad_json" and len(bad.raw) == 10 * 1024 * 1024 and farkle.line == 2
 
 

@@ -25,7 +25,7 @@ def test_clean_short_game_has_no_findings():
     (game,) = out.games
     assert game.claimed == {"ana": 1200, "bo": 600}
     assert game.corrected == {"ana": 1200, "bo": 600}
-    assert game.winner_claimed == "ana" and game.winner_corrected == "ana" and game.complete
+    assert game.winner_claimed == ["ana"] and game.winner_corrected == ["ana"] and game.complete
 
 
 def test_log_format_example_straight_kept_as_one_and_five_is_legal():
@@ -457,8 +457,8 @@ def test_corrected_winner_differs_when_a_meld_decided_the_game():
     out = audit(log)
     assert codes(out) == [(8, "cross_roll_meld")]
     (game,) = out.games
-    assert game.claimed == {"ana": 1000, "bo": 1100} and game.winner_claimed == "bo"
-    assert game.corrected == {"ana": 1000, "bo": 750} and game.winner_corrected == "ana"
+    assert game.claimed == {"ana": 1000, "bo": 1100} and game.winner_claimed == ["bo"]
+    assert game.corrected == {"ana": 1000, "bo": 750} and game.winner_corrected == ["ana"]
 
 
 def test_corrected_opening_needs_a_corrected_bank_over_the_threshold():

@@ -307,5 +307,5 @@ def test_cli_errors(dataset, tmp_path, args, code, message):
 
 def test_cli_not_a_dataset(tmp_path):
     result = runner.invoke(app, ["report", str(tmp_path / "missing"), "-o", str(tmp_path / "x.html")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "no such dataset" in result.output

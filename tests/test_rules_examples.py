@@ -221,7 +221,7 @@ def test_unions_beyond_six_dice_score():
 def test_knob_single_one():
     assert score_keep([1], custom(single_one=150)) == 150
     assert score_keep([1, 5], custom(single_one=150)) == 200
-    off = custom(single_one=None)
+    off = custom(single_one=0)  # rules.md: worth 0, so not a combination
     assert score_keep([1], off) is None
     assert score_keep([1, 1, 1], off) == 1000  # three 1s still count
     assert farkle_probability(1, off) == Fraction(5, 6)
@@ -229,7 +229,7 @@ def test_knob_single_one():
 
 def test_knob_single_five():
     assert score_keep([5, 5], custom(single_five=75)) == 150
-    off = custom(single_five=None)
+    off = custom(single_five=0)
     assert score_keep([5], off) is None
     assert score_keep([5, 5, 5], off) == 500
     assert farkle_probability(1, off) == Fraction(5, 6)
@@ -242,7 +242,7 @@ def test_knob_three_ones():
     assert score_keep([4, 4, 4], custom(three_ones=300)) == 400
     # four 1s split: max(four of a kind 1000, 300 + 100)
     assert score_keep([1, 1, 1, 1], custom(three_ones=300)) == 1000
-    assert score_keep([1, 1, 1], custom(three_ones=None)) == 300  # three single 1s
+    assert score_keep([1, 1, 1], custom(three_ones=0)) == 300  # three single 1s: a 0 set is no set
 
 
 @pytest.mark.parametrize(
@@ -405,7 +405,7 @@ def test_keep_of_breakdown_names_the_split():
 
 def test_best_keep_prefers_fewer_dice_on_a_tie():
     # best_keep's documented tie-break: equal points, the keep that leaves more dice to roll.
-    # With a 5 worth 0, keeping 1 or 1,5 both score 100; keeping the lone 1 rolls one more die.
-    rules = custom(single_five=0)
-    assert score_keep([1], rules) == score_keep([1, 5], rules) == 100
-    assert best_keep([1, 5, 2], rules).dice == (1,)
+    # With 1-2-3-4 worth 100, keeping 1 or 1,2,3,4 both score 100; the lone 1 rolls more dice.
+    rules = custom(partial_straights={"1234": 100})
+    assert score_keep([1], rules) == score_keep([1, 2, 3, 4], rules) == 100
+    assert best_keep([1, 2, 3, 4, 6, 6], rules).dice == (1,)

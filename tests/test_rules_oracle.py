@@ -10,6 +10,11 @@ the engine's derived values (`kind_value`, `triple_value`, the meld list) cannot
 Every one of the 923 multisets of one to six dice is compared, for a fixed list of rulesets
 and for randomly drawn ones, on: the keep value (`score_keep` and the table's `value`), the
 best keep of the multiset taken as a roll, the farkle flag, and the exact farkle odds.
+
+rules.md, "Values": "a combination worth 0 points (a knob set to 0, or a value that comes to
+0 ...) is not a combination: dice that only it could use do not score". The oracle applies
+that sentence where it decides what a block is (`block_value`), so 0-valued knobs are drawn
+in the random rulesets and must agree too.
 """
 from __future__ import annotations
 
@@ -77,8 +82,28 @@ def block_value(block: tuple[int, ...], k: dict) -> int | None:
         candidates.append(k["four_kind_plus_pair"])
     if n == 6 and shape == [3, 3]:
         candidates.append(k["two_triplets"])
-    found = [c for c in candidates if c is not None]
+    # null: not a combination; 0: "a combination worth 0 points ... is not a combination"
+    found = [c for c in candidates if c is not None and c != 0]
     return max(found) if found else None
+
+
+def one_set_per_face(blocks: list[tuple[int, ...]], kept: Counter) -> bool:
+    """split_kinds false: "three or more equal dice are scored as one set (...; more than six,
+    which only a cross-roll union can hold, as six plus the rest)". Up to six dice of a face:
+    all of them lie in one block (that block may still be four+pair or two triplets). More
+    than six: one block holds six of them and the rest are scored the same way again."""
+    for face, n in kept.items():
+        if n < 3:
+            continue
+        holding = sorted((b.count(face) for b in blocks if face in b), reverse=True)
+        while n > 6:
+            if not holding or holding[0] != 6:
+                return False
+            holding.pop(0)
+            n -= 6
+        if n >= 3 and holding != [n]:
+            return False
+    return True
 
 
 def set_partitions(items: list) -> list[list[list]]:
@@ -104,11 +129,8 @@ def oracle_keep(dice: tuple[int, ...], k: dict, _values: dict | None = None) -> 
     best = None
     for part in PARTITIONS[len(dice)]:
         blocks = [tuple(sorted(dice[i] for i in b)) for b in part]
-        if not k["split_kinds"]:
-            # "three or more equal dice are scored as one set": all dice of such a face
-            # lie in one block (that block may still be four+pair or two triplets).
-            if any(n >= 3 and sum(1 for b in blocks if face in b) != 1 for face, n in kept.items()):
-                continue
+        if not k["split_kinds"] and not one_set_per_face(blocks, kept):
+            continue
         total = 0
         for b in blocks:
             if b not in values:
@@ -187,6 +209,15 @@ def test_oracle_agrees_with_rules_md_sentences():
     assert oracle_keep((2, 2, 2, 2, 5, 5), knobs_of({"four_kind_plus_pair": None})) == 1100
     assert oracle_table(std)[(0, 2, 2, 0, 1, 1)] == (None, 50)  # 2,2,3,3,5,6: only the 5 scores
     assert oracle_keep((2, 2, 3, 3, 4, 6), std) is None
+    # "Values": a combination worth 0 is not a combination
+    assert oracle_keep((1,), knobs_of({"single_one": 0})) is None
+    assert oracle_table(knobs_of({"single_one": 0}))[(1, 0, 1, 0, 1, 1)] == (None, 50)  # 1,3,5,6: only the 5
+    assert oracle_table(knobs_of({"single_one": 0, "single_five": 0}))[(1, 1, 1, 1, 1, 0)][1] is None
+    zero_triple = knobs_of({"n_of_a_kind": "doubling", "three_ones": 0})
+    assert oracle_keep((1, 1, 1, 1), zero_triple) == 400  # four singles: the 4-set and 3-set are worth 0
+    assert oracle_keep((1, 1, 1, 1), {**zero_triple, "split_kinds": False}) is None  # one set, worth 0
+    assert oracle_keep((1, 1, 1, 1, 1, 1, 1), knobs_of({"split_kinds": False})) == 3100  # six + the rest
+    assert oracle_keep((2, 2, 2, 2, 2, 2, 2, 2), knobs_of({"split_kinds": False})) is None  # six 2s + two 2s
 
 
 # ---- engine vs oracle ----------------------------------------------------------------------
@@ -207,8 +238,15 @@ RULESETS = {
     "playmonster doubling": {"base": "playmonster", "n_of_a_kind": "doubling"},
     "playmonster linear no split": {"base": "playmonster", "n_of_a_kind": "linear", "split_kinds": False},
     "cheap combos": {"three_pairs": 750, "straight": 2500, "two_triplets": 1200, "four_kind": 500},
-    "no singles": {"single_one": None, "single_five": None, "three_ones": None},
-    "no triple ones, doubling": {"three_ones": None, "n_of_a_kind": "doubling"},
+    "zero singles": {"single_one": 0, "single_five": 0, "three_ones": 0},
+    "zero triple ones, doubling": {"three_ones": 0, "n_of_a_kind": "doubling"},
+    "zero triple ones, doubling, no split": {"three_ones": 0, "n_of_a_kind": "doubling", "split_kinds": False},
+    "single one 0": {"single_one": 0},
+    "single five 0": {"single_five": 0},
+    "zero kinds": {"four_kind": 0, "five_kind": 0, "six_kind": 0},
+    "zero kinds, no split": {"four_kind": 0, "six_kind": 0, "split_kinds": False},
+    "zero six-dice combos": {"straight": 0, "three_pairs": 0, "four_kind_plus_pair": 0, "two_triplets": 0},
+    "zero partial": {"partial_straights": {"12345": 0, "234": 0, "3456": 400}},
 }
 
 
@@ -248,14 +286,16 @@ def test_exact_farkle_odds_match_oracle_enumeration(value):
         assert farkle_probability(n, rules) == oracle_farkle_odds(n, truth), n
 
 
-points = st.none() | st.integers(0, 5000)
+# 0 drawn often on purpose: "a combination worth 0 points ... is not a combination"
+worth = st.just(0) | st.integers(0, 5000)
+points = st.none() | worth
 random_rules = st.fixed_dictionaries(
     {},
     optional={
         "base": st.sampled_from(["standard", "playmonster"]),
-        "single_one": points,
-        "single_five": points,
-        "three_ones": points,
+        "single_one": worth,  # "single_one, single_five and three_ones may not" be null
+        "single_five": worth,
+        "three_ones": worth,
         "n_of_a_kind": st.sampled_from(["flat", "doubling", "linear"]),
         "four_kind": points,
         "five_kind": points,
@@ -264,7 +304,7 @@ random_rules = st.fixed_dictionaries(
         "partial_straights": st.none()
         | st.dictionaries(
             st.sampled_from(["123", "234", "345", "456", "1234", "2345", "3456", "12345", "23456"]),
-            st.integers(0, 3000),
+            st.just(0) | st.integers(0, 3000),
             max_size=3,
         ),
         "three_pairs": points,
@@ -282,11 +322,27 @@ def test_engine_matches_oracle_for_random_rulesets(value):
     assert not problems, f"{value}: {len(problems)} disagreements, e.g. " + "; ".join(problems[:8])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.integers(1, 6), min_size=7, max_size=8),
-    st.sampled_from([v for v in RULESETS.values() if knobs_of(v)["split_kinds"]]),
+    st.sampled_from(list(RULESETS.values())),
 )
 def test_unions_of_seven_or_eight_dice_match_oracle(dice, value):
     # cross-roll unions: a six-dice combination uses six of the dice, the rest score apart
+    # (split_kinds false: six of a face as one set, then the rest)
     assert score_keep(dice, Ruleset.from_value(value)) == oracle_keep(tuple(dice), knobs_of(value))
+
+
+@pytest.mark.parametrize("dice", [(1,) * 7, (1,) * 8, (2,) * 8, (5,) * 7 + (1,), (1, 1, 1, 1, 1, 1, 5, 5)])
+@pytest.mark.parametrize("value", list(RULESETS.values()), ids=list(RULESETS))
+def test_runs_of_more_than_six_equal_dice_match_oracle(dice, value):
+    assert score_keep(dice, Ruleset.from_value(value)) == oracle_keep(dice, knobs_of(value))
+
+
+@pytest.mark.parametrize("knob", ["single_one", "single_five", "three_ones"])
+def test_single_one_single_five_three_ones_may_not_be_null(knob):
+    from pipeline.rules import RulesetError
+
+    with pytest.raises(RulesetError, match=knob):
+        Ruleset.from_value({knob: None})
+    assert getattr(Ruleset.from_value({knob: 0}), knob) == 0

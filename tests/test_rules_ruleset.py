@@ -19,10 +19,13 @@ INTEGER_KNOBS = [
     "three_pairs", "four_kind_plus_pair", "two_triplets", "opening", "min_bank", "farkle_penalty",
     "penalty_after", "target",
 ]
+# rules.md, "Values": these may be null (not a combination); single_one, single_five and
+# three_ones may not (0 switches them off).
 COMBINATION_KNOBS = [
-    "single_one", "single_five", "three_ones", "four_kind", "five_kind", "six_kind", "straight",
+    "four_kind", "five_kind", "six_kind", "straight",
     "partial_straights", "three_pairs", "four_kind_plus_pair", "two_triplets",
 ]
+NEVER_NULL_COMBINATIONS = ["single_one", "single_five", "three_ones"]
 
 
 # ---- construction --------------------------------------------------------------------------
@@ -170,8 +173,8 @@ def test_combination_knobs_may_be_null(knob):
     assert getattr(Ruleset.from_value({knob: None}), knob) is None
 
 
-@pytest.mark.parametrize("knob", ["n_of_a_kind", "split_kinds", "opening", "min_bank",
-                                  "farkle_penalty", "penalty_after", "target"])
+@pytest.mark.parametrize("knob", [*NEVER_NULL_COMBINATIONS, "n_of_a_kind", "split_kinds", "opening",
+                                  "min_bank", "farkle_penalty", "penalty_after", "target"])
 def test_other_knobs_may_not_be_null(knob):
     with pytest.raises(RulesetError, match=knob):
         Ruleset.from_value({knob: None})
@@ -207,7 +210,7 @@ CUSTOMS = [
     {"base": "playmonster", "partial_straights": {"23456": 750, "12345": 500}, "two_triplets": None},
     {"six_kind": 10000, "split_kinds": False, "farkle_penalty": 500, "penalty_after": 3},
     {"straight": None, "three_pairs": None, "four_kind_plus_pair": None, "n_of_a_kind": "linear"},
-    {"min_bank": 350, "target": 5000, "single_five": None, "four_kind": 2000.0},
+    {"min_bank": 350, "target": 5000, "single_five": 0, "four_kind": 2000.0},
 ]
 
 
@@ -243,6 +246,7 @@ valid_rules = st.fixed_dictionaries(
     optional={
         "base": st.sampled_from(["standard", "playmonster"]),
         **{k: points for k in COMBINATION_KNOBS if k != "partial_straights"},
+        **{k: st.integers(0, 100_000) for k in NEVER_NULL_COMBINATIONS},
         "partial_straights": st.none()
         | st.dictionaries(st.sampled_from(["123", "2345", "3456", "12345", "23456"]), st.integers(0, 5000)),
         "n_of_a_kind": st.sampled_from(["flat", "doubling", "linear"]),

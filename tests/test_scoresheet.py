@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pipeline.audit import audit_stream
+from pipeline.scoresheet import parse_sheet
 from tests.gamelog import Log
 
 HEADER = "game_id,turn,player,points,total\n"
@@ -65,3 +66,18 @@ def test_farkle_row_has_zero_points_and_the_total_after_penalty():
 def test_unreadable_rows_are_reported_with_their_line():
     _, report = sheet_findings("g1,1,ana,six hundred,600\ng1,1,bo\n")
     assert [(p.line, p.reason.split(" ")[0]) for p in report.sheet_problems] == [(2, "points"), (3, "expected")]
+
+
+# ---- found by fuzzing (tests/fuzz): rows that are not CSV are problems, not crashes ----------
+def test_a_field_over_csvs_size_limit_is_a_problem_and_the_next_rows_are_read():
+    text = "game_id,turn,player,points,total\ng1,1,ana," + "1" * 200_000 + ",600\ng1,1,bo,0,0\n"
+    rows, problems = parse_sheet(text, "s.csv")
+    assert [(p.line, p.reason) for p in problems] == [(2, "not a CSV row: field larger than field limit (131072)")]
+    assert [(r.line, r.player) for r in rows] == [(3, "bo")]
+
+
+def test_a_bare_carriage_return_inside_a_field_does_not_crash_the_parser():
+    text = "game_id,turn,player,points,total\ns1-\r\rg1,1,ana,0,0\ng1,1,bo,0,0\n"
+    rows, problems = parse_sheet(text, "s.csv")
+    assert ("g1", "bo") in [(r.game_id, r.player) for r in rows]
+    assert all(p.line >= 2 for p in problems)

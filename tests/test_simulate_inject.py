@@ -44,6 +44,7 @@ def test_every_injectable_code_appears_in_the_manifest_when_asked_for(code):
     data, manifest = run(12, 5, rules=[ALL_KNOBS], inject_rate=1.0, inject_codes=[code])
     codes = Counter(row["code"] for row in manifest)
     assert codes[code] >= 10, codes
+    # missing_turn_end: a cut mid-turn also plants game_incomplete; a dropped turn end does not
     expected = {code, "game_incomplete"} if code == "missing_turn_end" else {code}
     assert set(codes) == expected
     lines = data.splitlines()
@@ -67,9 +68,11 @@ def test_codes_a_ruleset_cannot_show_are_reported_not_faked():
     assert not summary.injected
 
 
-def injected_games(summary) -> int:
-    """Games that got an error (a cut mid-turn plants two findings in one game)."""
-    return sum(summary.injected.values()) - summary.injected.get("missing_turn_end", 0)
+def injected_games(manifest: str) -> int:
+    """Games that got an error: one manifest row each, but a cut mid-turn plants two findings
+    (missing_turn_end and game_incomplete) in one game."""
+    rows = [json.loads(line) for line in manifest.splitlines()]
+    return len(rows) - sum(1 for r in rows if r["what"] == "log cut off mid-turn: no game_end")
 
 
 def by_game(data: bytes) -> dict[str, list[bytes]]:
@@ -84,18 +87,21 @@ def by_game(data: bytes) -> dict[str, list[bytes]]:
 
 
 def test_the_rate_is_the_share_of_games_with_one_error():
-    summary = simulate(io.BytesIO(), 300, 2, inject_rate=0.25, manifest=io.StringIO())
-    assert 0.17 < injected_games(summary) / 300 < 0.33
+    manifest = io.StringIO()
+    simulate(io.BytesIO(), 300, 2, inject_rate=0.25, manifest=manifest)
+    assert 0.17 < injected_games(manifest.getvalue()) / 300 < 0.33
 
 
 def test_games_without_an_error_are_byte_identical_to_a_clean_run():
     clean, dirty = io.BytesIO(), io.BytesIO()
     simulate(clean, 60, 4)
-    summary = simulate(dirty, 60, 4, inject_rate=0.5, manifest=io.StringIO())
+    manifest = io.StringIO()
+    simulate(dirty, 60, 4, inject_rate=0.5, manifest=manifest)
+    injected = injected_games(manifest.getvalue())
     a, b = by_game(clean.getvalue()), by_game(dirty.getvalue())
     differ = [g for g in a if a[g] != b.get(g)]
-    assert 0 < len(differ) <= injected_games(summary) < 60 - 10
-    assert sum(1 for g in a if a[g] == b[g]) >= 60 - injected_games(summary)
+    assert 0 < len(differ) <= injected < 60 - 10
+    assert sum(1 for g in a if a[g] == b[g]) >= 60 - injected
 
 
 def test_manifest_as_csv_from_the_cli(tmp_path):

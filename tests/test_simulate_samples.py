@@ -59,7 +59,7 @@ def test_disputed_game_has_one_cross_roll_meld_that_changes_the_winner():
     rows, games = audit("disputed_game.jsonl", sheet="disputed_game.scoresheet.csv")
     assert rows == [("disputed_game.jsonl", 178, "s814-g000000", 178, "cross_roll_meld")]
     (game,) = games
-    assert (game.winner_claimed, game.winner_corrected) == ("bo", "ana")
+    assert (game.winner_claimed, game.winner_corrected) == (["bo"], ["ana"])
     assert (game.claimed["bo"], game.corrected["bo"]) == (11050, 10550)
 
 

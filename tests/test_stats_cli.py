@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli.main import app
-from pipeline.dataset_check import DatasetError, open_dataset
+from pipeline.dataset_check import DatasetDamaged, DatasetError, open_dataset
 from pipeline.stats import DEFAULT_SECTIONS, SECTIONS
 from pipeline.stats.fixtures import write_dataset, write_manifest
 from pipeline.tables import DATASET_VERSION
@@ -81,16 +81,16 @@ def test_text_tables(tiny):
     assert "banked" in result.stdout
 
 
-def test_missing_dataset_exits_1(tmp_path):
+def test_missing_dataset_exits_2(tmp_path):
     result = run(tmp_path / "nope")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "no such dataset" in result.stderr
 
 
-def test_foreign_directory_exits_1(tmp_path):
+def test_foreign_directory_exits_2(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     result = run(tmp_path)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "not a farkle-logs dataset" in result.stderr
 
 
@@ -116,32 +116,41 @@ def test_open_dataset_refuses_what_is_not_a_dataset(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(DatasetError, match="not a dataset directory"):
         open_dataset(tmp_path / "file")
-    with pytest.raises(DatasetError, match="no manifest.json"):
+    with pytest.raises(DatasetError, match="no _current.json"):
         open_dataset(tmp_path)
-    (tmp_path / "manifest.json").write_text("{not json")
-    with pytest.raises(DatasetError, match="unreadable manifest"):
+    pointer = tmp_path / "_current.json"
+    pointer.write_text("{not json")
+    with pytest.raises(DatasetDamaged, match="_current.json is unreadable.*dataset repair"):
         open_dataset(tmp_path)
-    (tmp_path / "manifest.json").write_text(json.dumps({"format": "something-else", "dataset_version": 1}))
+    pointer.write_text(json.dumps({"format": "something-else", "dataset_version": 2}))
     with pytest.raises(DatasetError, match="format 'something-else'"):
         open_dataset(tmp_path)
-    (tmp_path / "manifest.json").write_text(json.dumps({"format": "farkle-logs", "dataset_version": DATASET_VERSION + 1}))
-    with pytest.raises(DatasetError, match="re-ingest"):
+    pointer.write_text(json.dumps({"format": "farkle-logs", "dataset_version": DATASET_VERSION + 1}))
+    with pytest.raises(DatasetError, match="newer farkle-logs"):
         open_dataset(tmp_path)
-    (tmp_path / "manifest.json").write_text(json.dumps({"format": "farkle-logs"}))
-    with pytest.raises(DatasetError, match="dataset_version"):
+    pointer.write_text(json.dumps({"format": "farkle-logs", "dataset_version": DATASET_VERSION, "snapshot": 1,
+                                   "manifest": "../elsewhere/manifest.json"}))
+    with pytest.raises(DatasetDamaged, match="no manifest inside the dataset"):
+        open_dataset(tmp_path)
+    pointer.write_text(json.dumps({"format": "farkle-logs", "dataset_version": DATASET_VERSION, "snapshot": 1,
+                                   "manifest": "manifest.json"}))
+    with pytest.raises(DatasetDamaged, match="manifest.json .* is missing"):
+        open_dataset(tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps({"format": "farkle-logs", "dataset_version": DATASET_VERSION,
+                                                        "snapshot": 1, "tables": {"events": ["../../etc/passwd"]}}))
+    with pytest.raises(DatasetDamaged, match="not a list of file paths"):
         open_dataset(tmp_path)
 
 
-def test_open_dataset_reads_through_the_manifest_symlink(tmp_path):
-    # ingest's layout: manifest.json and table dirs are symlinks into .current/ -> a snapshot
-    snapshot = tmp_path / ".snapshots" / "000001"
-    write_dataset(snapshot, tiny_tables())
-    (tmp_path / ".current").symlink_to(".snapshots/000001")
-    (tmp_path / "manifest.json").symlink_to(".current/manifest.json")
+def test_open_dataset_reads_the_files_the_manifest_lists(tmp_path):
+    write_dataset(tmp_path, tiny_tables())
+    (tmp_path / "rolls" / "stray.parquet").write_bytes(b"not parquet")  # not listed: never read
     ds = open_dataset(tmp_path)
-    assert ds.path == tmp_path and ds.root == snapshot.resolve()
-    assert ds.has_files("rolls")
-    assert ds.table_glob("rolls").startswith(str(snapshot.resolve()))
+    assert ds.table_files("rolls") == [tmp_path / "rolls" / "part-0.parquet"]
+    assert run(tmp_path, "--section", "bust").exit_code == 0
+    (tmp_path / "rolls" / "part-0.parquet").unlink()
+    with pytest.raises(DatasetDamaged, match=r"1 file\(s\) its manifest lists are missing \(rolls/part-0.parquet\)"):
+        open_dataset(tmp_path)
 
 
 def test_open_dataset_accepts_a_plain_directory(tmp_path):

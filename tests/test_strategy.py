@@ -22,8 +22,7 @@ from pipeline.strategy.solver import moves
 
 STANDARD = Ruleset.builtin("standard")
 PLAYMONSTER = Ruleset.builtin("playmonster")
-ZERO_FIVE = Ruleset.from_value({"single_five": 0})  # a keep worth 0 points: same-level moves
-NO_FIVE = Ruleset.from_value({"single_five": None})
+ZERO_FIVE = Ruleset.from_value({"single_five": 0})  # rules.md: a lone 5 worth 0 is no combination
 # three pairs plus every 3-run: every roll of six dice scores (f_6 = 0)
 SAFE_SIX = Ruleset.from_value({"partial_straights": {"123": 300, "234": 300, "345": 300, "456": 300}})
 HIGH_FLOORS = Ruleset.from_value({"opening": 1000, "min_bank": 300, "n_of_a_kind": "doubling"})
@@ -123,9 +122,12 @@ def test_value_never_falls_with_more_points_and_never_below_banking(rules):
 
 
 def test_knobs_order_the_figures():
-    # single 5 worth nothing (a farkle) < worth 0 (a keep that can buy hot dice) < worth 50
-    evs = [solve(r).turn_value(True) for r in (NO_FIVE, ZERO_FIVE, STANDARD)]
+    # a lone 5 worth 0 is not a combination (rules.md, "Values"): a roll of 5s and
+    # non-scoring dice is a farkle, so the turn is worth less than with 5s at 25 or 50
+    evs = [solve(Ruleset.from_value({"single_five": v})).turn_value(True) for v in (0, 25, 50)]
     assert evs[0] < evs[1] < evs[2]
+    assert solve(ZERO_FIVE).farkle[0] == pytest.approx(float(farkle_probability(1, ZERO_FIVE)))
+    assert farkle_probability(1, ZERO_FIVE) == Fraction(5, 6)  # only a 1 scores
     assert solve(ZERO_FIVE).granularity == 100
     assert solve(Ruleset.from_value({"single_five": 25})).granularity == 25
 

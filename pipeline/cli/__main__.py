@@ -1,4 +1,4 @@
 """`python -m pipeline.cli ...` runs the console script (handy without the venv's bin/ on PATH)."""
-from pipeline.cli.main import app
+from pipeline.cli.entry import main
 
-app(prog_name="farkle-logs")
+main()

@@ -14,6 +14,7 @@ from pipeline.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     RULES_HELP,
+    max_line_bytes_option,
     progress_bar,
     rules_or_exit,
     stderr,
@@ -48,6 +49,7 @@ def audit(
     blunder_threshold: float = typer.Option(
         150.0, "--blunder-threshold", min=0.0, help="--coach: mark choices losing more than this as blunders."
     ),
+    max_line_bytes: int = max_line_bytes_option(),
 ) -> None:
     """Replay every game against the rules. Exit 0: no errors; 1: findings; 2: bad usage."""
     default_rules = rules_or_exit(rules) if rules is not None else None
@@ -70,10 +72,10 @@ def audit(
         raise typer.Exit(EXIT_USAGE)
     file_problems: list[FileProblem] = []
     if coach:
-        _coach(resolution, game[0], default_rules, format, blunder_threshold)
+        _coach(resolution, game[0], default_rules, format, blunder_threshold, max_line_bytes)
     with progress_bar("auditing") as advance:
         report = audit_stream(
-            read_events(resolution.sources, on_problem=file_problems.append),
+            read_events(resolution.sources, on_problem=file_problems.append, max_line_bytes=max_line_bytes),
             default_rules,
             games=set(game) if game else None,
             sheet=sheet,
@@ -99,13 +101,14 @@ def audit(
     raise typer.Exit(EXIT_OK)
 
 
-def _coach(resolution, game_id: str, default_rules, format: AuditFormat, threshold: float) -> None:
+def _coach(resolution, game_id: str, default_rules, format: AuditFormat, threshold: float, max_line_bytes: int) -> None:
     from pipeline.cli.coach_render import coach_json, coach_text
     from pipeline.strategy.judge import coach_game
 
     file_problems: list[FileProblem] = []
     result, policy, judged = coach_game(
-        read_events(resolution.sources, on_problem=file_problems.append), game_id, default_rules
+        read_events(resolution.sources, on_problem=file_problems.append, max_line_bytes=max_line_bytes),
+        game_id, default_rules,
     )
     for p in file_problems:
         where = f"{p.file}:{p.line}" if p.line is not None else p.file
@@ -114,7 +117,15 @@ def _coach(resolution, game_id: str, default_rules, format: AuditFormat, thresho
         stderr.print(f"error: game {game_id} is not in these logs", markup=False)
         raise typer.Exit(EXIT_DATA)
     if policy is None:
-        stderr.print(f"note: the ruleset of game {game_id} cannot be solved: nothing is judged", markup=False)
+        from pipeline.strategy.solver import SolverBudgetError, check_budget
+
+        why = "its ruleset cannot be solved"
+        try:
+            if result.ruleset is not None:
+                check_budget(result.ruleset)
+        except SolverBudgetError as exc:
+            why = str(exc)
+        stderr.print(f"note: game {game_id}: {why}; nothing is judged", markup=False)
     text = (coach_json if format is AuditFormat.json else coach_text)(game_id, judged, threshold)
     sys.stdout.write(text)
     sys.stdout.flush()

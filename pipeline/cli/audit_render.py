@@ -36,9 +36,10 @@ def as_csv(report: AuditReport) -> str:
 
 
 def _winner(w: Any) -> str:
-    if w is None:
-        return "-"
-    return w if isinstance(w, str) else " & ".join(w) + " (tie)"
+    """A winner list as a referee says it: one name, or "ana & bo (tie)"."""
+    if not w:
+        return "none (no game_end)"
+    return w[0] if len(w) == 1 else " & ".join(w) + " (tie)"
 
 
 def _cell(value: Any) -> str:
@@ -78,7 +79,12 @@ def print_text(report: AuditReport, console: Console) -> None:
                 style = "yellow" if claimed != corrected else None
                 table.add_row(p, _cell(claimed), _cell(corrected), style=style)
             console.print(table)
-            verdict = "same" if result.winner_claimed == result.winner_corrected else "DIFFERENT"
+            if result.winner_claimed is None:
+                verdict = "nothing claimed"
+            elif set(result.winner_claimed) == set(result.winner_corrected or ()):
+                verdict = "same"
+            else:
+                verdict = "DIFFERENT"
             console.print(
                 f"  winner claimed: {_winner(result.winner_claimed)}; by the dice: "
                 f"{_winner(result.winner_corrected)} ({verdict}); "

@@ -13,6 +13,7 @@ from typing import Iterator, NoReturn
 import typer
 from rich.console import Console
 
+from pipeline.limits import MAX_LINE_BYTES, format_bytes, parse_size
 from pipeline.rules import Ruleset, RulesetError
 from pipeline.rules_source import load_ruleset
 
@@ -37,6 +38,21 @@ def usage_error(message: str) -> NoReturn:
     """One clear line on stderr, exit 2."""
     stderr.print(f"error: {message}", markup=False)
     raise typer.Exit(EXIT_USAGE)
+
+
+def _line_size(value: str) -> int:
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def max_line_bytes_option():
+    """--max-line-bytes SIZE for the commands that read logs (docs/reliability.md)."""
+    return typer.Option(
+        format_bytes(MAX_LINE_BYTES).replace(" ", ""), "--max-line-bytes", metavar="SIZE", parser=_line_size,
+        help="Longest line read (e.g. 4MiB); a longer line is a bad_json reject naming its size.",
+    )
 
 
 def rules_or_exit(spec: str | None) -> Ruleset:

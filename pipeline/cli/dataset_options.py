@@ -3,14 +3,14 @@ the filters and one way to refuse a path that is not a dataset, so both say the 
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
-import typer
-
-from pipeline.cli.common import EXIT_DATA, rules_or_exit, stderr, usage_error
-from pipeline.dataset_check import DatasetError, open_dataset
+from pipeline.cli.common import rules_or_exit, usage_error
+from pipeline.dataset_check import DatasetError, open_dataset, recovery_hint
 
 if TYPE_CHECKING:
+    from pipeline.dataset_check import Dataset
     from pipeline.stats import Filters
 
 
@@ -33,9 +33,25 @@ def filters_or_exit(player: str | None, rules: str | None, since: dt.datetime | 
 
 
 def dataset_or_exit(path: str):
-    """The dataset at `path`, or exit 1 with one line saying why it is not one."""
+    """The dataset at `path`, or exit 2 with one line saying why it is not one (missing,
+    foreign, another version) or how to recover it (damaged)."""
     try:
         return open_dataset(path)
     except DatasetError as exc:
-        stderr.print(f"error: {exc}", markup=False)
-        raise typer.Exit(EXIT_DATA)
+        usage_error(str(exc))
+
+
+def dataset_failure(dataset: "Dataset | str | Path", exc: Exception, suffix: str = "") -> NoReturn:
+    """Reading `dataset` failed. If the dataset does not verify (a truncated or foreign
+    Parquet file, a missing column), that is the cause: exit 2 with the way out. Otherwise it
+    is a bug: re-raised for the crash handler (pipeline/cli/entry.py)."""
+    from pipeline.dataset_verify import check_dataset
+
+    path = Path(getattr(dataset, "path", dataset))
+    try:
+        report = check_dataset(path)
+    except DatasetError:  # not a dataset (a new one being ingested): the data is not the cause
+        raise exc from None
+    if report.problems:
+        usage_error(f"{path}: damaged dataset: {report.problems[0]}; {recovery_hint(path)}{suffix}")
+    raise exc

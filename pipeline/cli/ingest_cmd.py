@@ -11,6 +11,7 @@ from pipeline.cli.common import (
     EXIT_OK,
     RULES_HELP,
     TextOrJson,
+    max_line_bytes_option,
     progress_bar,
     rules_or_exit,
     stderr,
@@ -18,7 +19,9 @@ from pipeline.cli.common import (
     usage_error,
 )
 from pipeline.cli.main import app
+from pipeline.cli.dataset_options import dataset_failure
 from pipeline.ingest import InputErrors, StoreError, ingest
+from pipeline.ingest.store import describe_os_error
 from pipeline.inputs import InputError
 
 
@@ -30,12 +33,14 @@ def ingest_command(
         None, "--rules", "-r", help=RULES_HELP + " Used for games whose game_start has no rules."
     ),
     format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", help="Summary as text or json."),
+    max_line_bytes: int = max_line_bytes_option(),
 ) -> None:
     """Validate, replay and store logs as Parquet tables; re-ingesting adds only what is new.
 
     Exit 0: everything valid. Exit 1: the data has rejects (lines that are not valid events),
     error findings, or broken files; the summary's `rejects`, `replay_errors` and
-    `file_problems` say which. Exit 2: bad usage (nothing is written).
+    `file_problems` say which. Exit 2: bad usage, a damaged dataset, or a dataset that cannot
+    be written (full disk, read-only): nothing is committed.
     """
     ruleset = rules_or_exit(rules)
 
@@ -44,13 +49,19 @@ def ingest_command(
 
     try:
         with progress_bar("ingest (bytes read)") as advance:
-            summary = ingest(logs, out, ruleset, progress=advance, notice=notice)
+            summary = ingest(logs, out, ruleset, progress=advance, notice=notice,
+                             max_line_bytes=max_line_bytes)
     except InputErrors as exc:
         for problem in exc.problems:
             stderr.print(f"error: {problem}", markup=False)
         usage_error(f"{len(exc.problems)} inputs name nothing readable; nothing was ingested")
     except (InputError, StoreError) as exc:
         usage_error(f"{exc}; nothing was ingested")
+    except OSError as exc:  # the reader reports input problems itself: this is the dataset's disk
+        usage_error(f"cannot write to the dataset: {describe_os_error(exc, out)}; nothing was ingested, "
+                    "the dataset is as it was")
+    except Exception as exc:  # a damaged Parquet file of the dataset (exit 2) or a bug (re-raised)
+        dataset_failure(out, exc, suffix="; nothing was ingested")
     data = summary.to_dict()
     if format is TextOrJson.json:
         stdout.print_json(json.dumps(data))
@@ -74,6 +85,8 @@ def _text(d: dict) -> str:
         f"findings   {d['findings']:>12,}  ({d['findings_error']:,} errors: {d['rejects']:,} for the rejects, "
         f"{d['replay_errors']:,} from replay; {d['findings_warning']:,} warnings)",
     ]
+    if d.get("superseded"):
+        lines.append(f"superseded {d['superseded']:>12,}  stored lines replaced: their file changed there")
     if d["file_problems"]:
         lines.append(f"broken     {d['file_problems']:>12,}  files (see the notes above)")
     lines.append(f"time       {d['seconds']:>12,.2f}  s, {d['events_per_second']:,.0f} events/s")

@@ -8,7 +8,7 @@ import typer
 
 from pipeline.cli.common import EXIT_DATA, RULES_HELP, stderr, stdout, usage_error
 from pipeline.cli.main import app
-from pipeline.cli.dataset_options import dataset_or_exit, filters_or_exit
+from pipeline.cli.dataset_options import dataset_failure, dataset_or_exit, filters_or_exit
 
 
 @app.command()
@@ -26,21 +26,25 @@ def report(
     ),
 ) -> None:
     """Write one HTML page (charts, player table, audit findings) that opens offline by
-    double-click. Exit 1 when DATASET is not a dataset or --game is not in it; 2: bad usage."""
+    double-click. Exit 1 when --game is not in DATASET; 2: bad usage (DATASET missing, not a
+    dataset or damaged; OUT not writable)."""
     from pipeline.report import GameNotFound, write_report
+    from pipeline.strategy.solver import refusals
 
 
     filters = filters_or_exit(player, rules, since, until)
     ds = dataset_or_exit(dataset)
     try:
-        path = write_report(ds, out, filters, title=title, game=game)
+        with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
+            path = write_report(ds, out, filters, title=title, game=game)
     except GameNotFound as exc:
         stderr.print(f"error: {exc}", markup=False)
         raise typer.Exit(EXIT_DATA)
     except OSError as exc:
         usage_error(f"cannot write {out}: {exc.strerror or exc}")
-    except Exception as exc:  # a damaged Parquet file, a column missing from the contract
-        stderr.print(f"error: cannot build the report over {dataset}: {exc}", markup=False)
-        raise typer.Exit(EXIT_DATA)
+    except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)
+        dataset_failure(ds, exc)
+    for message in unsolved:
+        stderr.print(f"note: {message}; its games' choices are not judged in Decision quality", markup=False)
     size = path.stat().st_size
     stdout.print(f"wrote {path.resolve()} ({size / 1e6:.1f} MB)", markup=False)

@@ -7,12 +7,13 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from pipeline.cli.common import RULES_HELP, TextOrJson, rules_or_exit, stdout
+from pipeline.cli.common import RULES_HELP, TextOrJson, rules_or_exit, stderr, stdout
 from pipeline.cli.main import app
 from pipeline.rules import BUILTIN_RULESETS
 from pipeline.rules.describe import odds_rows, scoring_rows
 from pipeline.rules.ruleset import BUILTIN_DESCRIPTIONS
 from pipeline.strategy import solve
+from pipeline.strategy.solver import SolverBudgetError
 
 rules_app = typer.Typer(help="Rulesets: built-ins, knobs, scoring tables and exact farkle odds.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
@@ -40,7 +41,11 @@ def show_rules(
     (expected turn value, bank thresholds; a single-turn model)."""
     rules = rules_or_exit(ruleset)
     odds = odds_rows(rules)
-    strategy = solve(rules).headline()
+    try:
+        strategy = solve(rules).headline()
+    except SolverBudgetError as exc:  # everything else is still shown
+        strategy = None
+        stderr.print(f"note: {exc}", markup=False)
     if format is TextOrJson.json:
         stdout.print_json(
             json.dumps(
@@ -74,9 +79,10 @@ def show_rules(
     odds_table = Table("dice", "farkle probability", "percent", "1 in", title="Exact farkle odds")
     for n, p in odds:
         odds_table.add_row(str(n), f"{p.numerator}/{p.denominator}", f"{float(p):.2%}", f"{1 / float(p):.1f}" if p else "never")
-    for table in (knobs, scoring, odds_table, strategy_table(strategy)):
+    for table in (knobs, scoring, odds_table) + ((strategy_table(strategy),) if strategy else ()):
         stdout.print(table)
-    stdout.print(f"Turn strategy figures: {strategy['model']}.", markup=False)
+    if strategy:
+        stdout.print(f"Turn strategy figures: {strategy['model']}.", markup=False)
 
 
 def strategy_table(strategy: dict) -> Table:

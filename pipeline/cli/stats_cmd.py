@@ -5,14 +5,15 @@ import datetime as dt
 import enum
 import json
 import sys
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, List, Optional
 
 import typer
 from rich.table import Table
 
-from pipeline.cli.common import EXIT_DATA, RULES_HELP, stderr, stdout, usage_error
+from pipeline.cli.common import RULES_HELP, stderr, stdout, usage_error
 from pipeline.cli.main import app
-from pipeline.cli.dataset_options import dataset_or_exit, filters_or_exit
+from pipeline.cli.dataset_options import dataset_failure, dataset_or_exit, filters_or_exit
 from pipeline.cli.engine_options import Engine, check_engine, engine_option, master_option, spark_or_exit
 
 if TYPE_CHECKING:  # pyarrow and duckdb load only when stats runs, not for every command
@@ -112,9 +113,9 @@ def stats(
     spark_master: Optional[str] = master_option(),
 ) -> None:
     """Bust rates against the exact odds, turn value, bank-or-roll choices, player summaries
-    and dice fairness. Exit 1 when DATASET is missing or not a farkle-logs dataset."""
+    and dice fairness. Exit 2 when DATASET is missing, not a farkle-logs dataset, or damaged."""
     from pipeline.stats import DEFAULT_SECTIONS, SECTIONS, TABLE_NAMES, compute
-    from pipeline.strategy.solver import MODEL_NOTE
+    from pipeline.strategy.solver import MODEL_NOTE, refusals
 
     wanted_sections, wanted_tables = _selection(section or list(DEFAULT_SECTIONS), SECTIONS, TABLE_NAMES)
     if format is StatsFormat.csv and len(wanted_tables) != 1:
@@ -124,11 +125,18 @@ def stats(
     filters = filters_or_exit(player, rules, since, until, game)
     check_engine(engine, spark_master)
     ds = dataset_or_exit(dataset)
-    if engine is Engine.spark:
-        with spark_or_exit(spark_master) as spark:
-            tables = _computed(dataset, lambda: _spark_compute(spark, ds, filters, wanted_sections, blunder_threshold))
-    else:
-        tables = _computed(dataset, lambda: compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold))
+    with ExitStack() as stack:
+        spark = stack.enter_context(spark_or_exit(spark_master)) if engine is Engine.spark else None
+        try:
+            with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
+                if spark is not None:
+                    tables = _spark_compute(spark, ds, filters, wanted_sections, blunder_threshold)
+                else:
+                    tables = compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold)
+        except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)
+            dataset_failure(ds, exc)
+    for message in unsolved:
+        stderr.print(f"note: {message}; its games' choices are not judged", markup=False)
     tables = {name: tables[name] for name in wanted_tables}
     if all(t.num_rows == 0 for t in tables.values()):
         stderr.print("note: no rows match these filters", markup=False)
@@ -149,19 +157,6 @@ def stats(
         if MODEL_TABLES & set(tables):
             stdout.print(f"note: {MODEL_NOTE}; blunder = loss above {blunder_threshold:g} points. "
                          "Choices whose state is not valid (findings in the turn) are not judged.", markup=False)
-
-
-def _computed(dataset: str, run):
-    try:
-        return run()
-    except Exception as exc:  # a damaged Parquet file, a column missing from the contract
-        stderr.print(f"error: cannot compute stats over {dataset}: {_first_line(exc)}", markup=False)
-        raise typer.Exit(EXIT_DATA)
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _spark_compute(spark, ds, filters, sections, blunder_threshold):

@@ -7,7 +7,6 @@ timestamps and list lengths are done by Arrow in bulk.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from operator import attrgetter
 from typing import Any, Iterable, Sequence
 
@@ -16,6 +15,7 @@ import pyarrow.compute as pc
 
 from pipeline import tables
 from pipeline.model import BadLine, DecisionRecord, Event, Finding, GameResult, RollRecord, TurnRecord
+from pipeline.reader.timestamps import to_utc_array as timestamps  # the one text -> UTC conversion
 
 RAW_LIMIT = 64 * 1024  # rejects.raw keeps at most this many characters of a line
 
@@ -24,37 +24,6 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 def _col(records: Sequence[Any], name: str) -> list[Any]:
     return list(map(attrgetter(name), records))
-
-
-def timestamps(values: list[str | None]) -> pa.Array:
-    """RFC 3339 text → timestamp[us, UTC]; a value Arrow cannot read (e.g. a leap second)
-    becomes null rather than failing the batch (the raw text is still in the log)."""
-    arr = pa.array(values, pa.string())
-    if arr.null_count == len(arr):
-        return pa.nulls(len(arr), tables.TS)
-    upper = pc.utf8_upper(arr)  # RFC 3339 allows 't' and 'z'
-    try:
-        return upper.cast(tables.TS)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return pa.array([_one_ts(v) for v in upper.to_pylist()], tables.TS)
-
-
-def _one_ts(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return pa.array([value]).cast(tables.TS)[0].as_py()
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
-    try:  # more than 6 fractional digits: cut to microseconds
-        head, sep, rest = value.partition(".")
-        if sep:
-            digits = len(rest) - len(rest.lstrip("0123456789"))
-            value = head + "." + rest[: min(digits, 6)] + rest[digits:]
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        return parsed.astimezone(timezone.utc)
-    except ValueError:
-        return None
 
 
 def _names(value: Any) -> list[str] | None:

@@ -1,53 +1,41 @@
-"""Ingest orchestration: read → dedupe → replay → write staged Parquet → commit a snapshot.
+"""Ingest orchestration: the staged pipeline, from input specs to a committed snapshot.
 
-The per-line loop in `_Run.read_source` is the hot path: one `parse_line` call, a few dict
-operations for the duplicate check, one list append, one `Replayer.feed`. Everything else
-(Arrow conversion, Parquet writing, replay output) happens per batch.
+    split (this process)  →  parse + route (workers)  →  replay per bucket (workers)  →  commit
+    pipeline.ingest.split    .parse, .route              pipeline.replay.partition        .store
 
-Incremental ingest (docs/dataset.md, "Incremental ingest"):
-- a file whose (size, sha256) is already in the manifest is skipped;
-- an event whose (game_id, seq) is stored, or was read earlier in this run, is a duplicate:
-  counted, not written, not replayed;
-- a game that already has events in the dataset and gets new ones in this run is replayed
-  whole at the end of the run (stored events, then new ones, in input order) and its rows in
-  the derived tables are replaced: the dataset equals what one ingest of all files gives.
+1. split: each input is cut into blocks of whole lines (`split.split_source`), hashed and
+   counted as it is read; a gzip stream is decompressed here, once.
+2. parse + route: a worker turns a block into the `events` Arrow table and its bad lines
+   (`parse.parse_block`), writes events, rejects and the bad lines' findings, and spills
+   the events to an Arrow IPC file grouped by hash bucket of game id (`route.spill`).
+3. replay: once every block is parsed, a worker replays each bucket (whole games, in reading
+   order) with `replay_partition` and writes the derived tables.
+4. commit: games that continue stored ones, and stored lines that a re-read file changed,
+   are handled by `incremental`; the store publishes the snapshot atomically.
+
+Inputs of 32 MiB or more on a multi-core machine use two worker processes; smaller ones run
+the same Worker inline (process start-up would cost more than it saves).
 """
 from __future__ import annotations
 
-import gc
 import hashlib
-import json
 import os
-import re
 import secrets
+import shutil
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from zlib import crc32
-from typing import Any, BinaryIO, Callable, Iterable
-
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
+from typing import Any, BinaryIO, Callable
 
 from pipeline import tables
-from pipeline.ingest import batches
+from pipeline.ingest import incremental
+from pipeline.ingest.route import bucket_count
+from pipeline.ingest.split import BLOCK_BYTES, MAX_LINE_BYTES, split_source
 from pipeline.ingest.store import Store, _crash_point
+from pipeline.ingest.workers import Config, Pool
 from pipeline.inputs import InputSource, resolve
-from pipeline.model import BadLine, Event
-from pipeline.reader import iter_lines, parse_line
-from pipeline.replay import Replayer
 from pipeline.rules import Ruleset
-
-BATCH = 65_536  # events per Arrow batch
-ROW_GROUP = 65_536  # rows per Parquet row group (batches are gathered up to this; more holds more memory)
-BAD_CHARS = 64 << 20  # write the held bad lines once their text passes this
-ROWS_PER_FILE = 2_000_000  # a new Parquet file after this many rows (parallel reads)
-PARSE_CODES = frozenset({"bad_json", "bad_event"})  # findings owned by a line, not a game's replay
-DERIVED = ("turns", "rolls", "decisions", "games", "game_players", "findings")
-
 
 @dataclass
 class SourceCounts:
@@ -91,6 +79,7 @@ class IngestSummary:
     rejects: int = 0
     games: int = 0  # game results written by this run (new or recomputed)
     games_recomputed: int = 0
+    superseded: int = 0  # stored lines replaced: their file changed at that line (or ended before it)
     findings: int = 0
     findings_error: int = 0
     findings_warning: int = 0
@@ -130,6 +119,7 @@ class IngestSummary:
             "invariant_holds": self.invariant_holds,
             "games": self.games,
             "games_recomputed": self.games_recomputed,
+            "superseded": self.superseded,
             "findings": self.findings,
             "findings_error": self.findings_error,
             "findings_warning": self.findings_warning,
@@ -143,68 +133,6 @@ class IngestSummary:
         }
 
 
-class _TableSink:
-    """Arrow tables of one table → Parquet files in staging, a new file every ROWS_PER_FILE.
-
-    Batches are gathered into row groups of ROW_GROUP rows and written by a background
-    thread (Parquet encoding and zstd run without the GIL, so they overlap the Python loop);
-    one write per table is in flight at a time, which keeps order and bounds memory.
-    """
-
-    def __init__(self, directory: Path, table: str, ingest_id: str, executor: ThreadPoolExecutor):
-        self.directory = directory / table
-        self.table = table
-        self.schema = tables.TABLES[table]
-        self.ingest_id = ingest_id
-        self.files: list[Path] = []
-        self._executor = executor
-        self._writer: pq.ParquetWriter | None = None
-        self._rows = 0
-        self._pending: list[pa.Table] = []
-        self._pending_rows = 0
-        self._in_flight: Future | None = None
-
-    def write(self, table: pa.Table) -> None:
-        if table.num_rows == 0:
-            return
-        self._pending.append(table)
-        self._pending_rows += table.num_rows
-        if self._pending_rows >= ROW_GROUP:
-            self._submit()
-
-    def _submit(self) -> None:
-        data = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
-        self._pending, self._pending_rows = [], 0
-        if self._in_flight is not None:
-            self._in_flight.result()
-        self._in_flight = self._executor.submit(self._write_now, data)
-
-    def _write_now(self, data: pa.Table) -> None:
-        if self._writer is None or self._rows >= ROWS_PER_FILE:
-            self._close_file()
-            path = self.directory / f"part-{self.ingest_id}-{len(self.files):04d}.parquet"
-            self._writer = pq.ParquetWriter(path, self.schema, compression="zstd")
-            self.files.append(path)
-            self._rows = 0
-        self._writer.write_table(data, row_group_size=data.num_rows)
-        self._rows += data.num_rows
-
-    def _close_file(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            with open(self.files[-1], "rb+") as fh:
-                os.fsync(fh.fileno())
-            self._writer = None
-
-    def close(self) -> None:
-        if self._pending:
-            self._submit()
-        if self._in_flight is not None:
-            self._in_flight.result()
-            self._in_flight = None
-        self._close_file()
-
-
 def new_ingest_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
 
@@ -215,315 +143,6 @@ def file_sha256(path: str) -> str:
         while chunk := fh.read(1 << 20):
             h.update(chunk)
     return h.hexdigest()
-
-
-class _Run:
-    """One reader-replayer. With parts > 1, several run side by side (one per process), each
-    over every input line but keeping only the games that `_owner` gives to its `part`."""
-
-    def __init__(
-        self,
-        store: Store,
-        default_rules: Ruleset,
-        ingest_id: str,
-        progress: Callable[..., None] | None = None,
-        part: int = 0,
-        parts: int = 1,
-    ):
-        self.store = store
-        self.default_rules = default_rules
-        self.ingest_id = ingest_id
-        self.progress = progress or (lambda *a, **k: None)
-        self.part, self.parts = part, parts
-        self.parent = os.getppid()
-        self.staging = store.staging_dir(ingest_id)
-        prefix = ingest_id if parts == 1 else f"{ingest_id}-p{part}"
-        self.writer_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet")
-        self.sinks = {name: _TableSink(self.staging, name, prefix, self.writer_thread) for name in tables.TABLES}
-        self.replayer = Replayer(default_rules)
-        self.sources: list[SourceCounts] = []
-        # Duplicate index: per game, every seq 1..hi is present, plus the seqs in extra[game].
-        self.hi: dict[str, int] = {}
-        self.extra: dict[str, set[int]] = {}
-        self.stored_games: set[str] = set()
-        self.touched: set[str] = set()  # stored games with new events: replayed whole at the end
-        self.events: list[Event] = []
-        self.bad: list[BadLine] = []
-        self.bad_chars = 0  # text held by `bad`: bad lines can be megabytes each
-        self.findings_error = 0
-        self.findings_warning = 0
-        self.findings = 0
-        self.games = 0
-        self._load_index()
-
-    # ------------------------------------------------------------------ duplicate index
-    def _load_index(self) -> None:
-        files = self.store.table_files("events")
-        if not files:
-            return
-        import duckdb
-
-        con = duckdb.connect()
-        paths = [str(p) for p in files]
-        agg = con.execute(
-            "select game_id, min(seq), max(seq), count(*), count(distinct seq) "
-            "from read_parquet(?) group by game_id",
-            [paths],
-        ).fetchall()
-        gappy = []
-        for game_id, lo, hi, _count, distinct in agg:
-            self.stored_games.add(game_id)
-            if lo == 1 and distinct == hi:
-                self.hi[game_id] = hi
-            else:
-                gappy.append(game_id)
-        if gappy:
-            con.register("gappy", pa.table({"game_id": gappy}))
-            rows = con.execute(
-                "select game_id, list(distinct seq) from read_parquet(?) where game_id in "
-                "(select game_id from gappy) group by game_id",
-                [paths],
-            ).fetchall()
-            for game_id, seqs in rows:
-                self._add_seqs(game_id, seqs)
-        con.close()
-
-    def _add_seqs(self, game_id: str, seqs: Iterable[int]) -> None:
-        rest = set(seqs)
-        h = 0
-        while h + 1 in rest:
-            h += 1
-            rest.discard(h)
-        self.hi[game_id] = h
-        if rest:
-            self.extra[game_id] = rest
-
-    # ------------------------------------------------------------------ reading
-    def read_source(self, counts: SourceCounts, source: InputSource) -> None:
-        """The hot loop over one source's non-blank lines."""
-        hi, extra, stored, touched = self.hi, self.extra, self.stored_games, self.touched
-        events, bad, feed, parse = self.events, self.bad, self.replayer.feed, parse_line
-        name = source.name
-        part, parts, gid_search = self.part, self.parts, _GAME_ID
-        n_events = dups = rejects = 0
-        for line, raw in iter_lines(source):
-            if parts > 1:  # inlined _owner: the common line costs three C calls
-                if b"\\" not in raw and raw.count(b'"game_id"') == 1 and (m := gid_search(raw)) is not None:
-                    if crc32(m.group(1)) % parts != part:
-                        continue
-                elif _owner(raw, parts, name, line) != part:
-                    continue
-            item = parse(raw, name, line)
-            if type(item) is Event:
-                g = item.game_id
-                s = item.seq
-                h = hi.get(g, 0)
-                if s <= h:
-                    dups += 1
-                    continue
-                if s == h + 1:
-                    hi[g] = s
-                    if g in extra:
-                        self._absorb(g)
-                else:
-                    ex = extra.get(g)
-                    if ex is None:
-                        extra[g] = {s}
-                    elif s in ex:
-                        dups += 1
-                        continue
-                    else:
-                        ex.add(s)
-                n_events += 1
-                events.append(item)
-                if g in stored:
-                    touched.add(g)
-                else:
-                    feed(item)
-                if len(events) >= BATCH:
-                    self.flush()
-                    self.progress(source.raw_bytes - counts.progress)
-                    counts.progress = source.raw_bytes
-            elif item is not None:  # a BadLine (None would be a blank line; iter_lines skips those)
-                rejects += 1
-                bad.append(item)
-                feed(item)
-                self.bad_chars += len(item.raw)
-                if len(bad) >= BATCH or self.bad_chars >= BAD_CHARS:  # a file of long bad lines
-                    self.flush()
-        counts.lines = source.lines
-        counts.blank_lines = source.blank_lines
-        counts.events = n_events
-        counts.duplicates = dups
-        counts.rejects = rejects
-        counts.sha256 = source.sha256 or counts.sha256
-        counts.size = source.raw_bytes
-        if source.problem is not None:
-            p = source.problem
-            counts.problems.append({"file": p.file, "line": p.line, "reason": p.reason})
-        self.progress(source.raw_bytes - counts.progress)
-
-    def _absorb(self, g: str) -> None:
-        ex = self.extra[g]
-        h = self.hi[g]
-        while h + 1 in ex:
-            h += 1
-            ex.discard(h)
-        self.hi[g] = h
-        if not ex:
-            del self.extra[g]
-
-    # ------------------------------------------------------------------ writing
-    def flush(self) -> None:
-        if self.parts > 1 and self.part > 0 and os.getppid() != self.parent:
-            os._exit(1)  # the main process is gone (killed): stop writing
-        if self.events:
-            self.sinks["events"].write(batches.events_table(self.events, self.ingest_id))
-            self.events.clear()
-        if self.bad:
-            self.sinks["rejects"].write(batches.rejects_table(self.bad, self.ingest_id))
-            self.bad.clear()
-            self.bad_chars = 0
-        self._write_output()
-
-    def _write_output(self) -> None:
-        out = self.replayer.drain()
-        if out.turns:
-            self.sinks["turns"].write(batches.turns_table(out.turns))
-        if out.rolls:
-            self.sinks["rolls"].write(batches.rolls_table(out.rolls))
-        if out.decisions:
-            self.sinks["decisions"].write(batches.decisions_table(out.decisions))
-        if out.findings:
-            self.findings += len(out.findings)
-            for f in out.findings:
-                if f.severity == "error":
-                    self.findings_error += 1
-                else:
-                    self.findings_warning += 1
-            self.sinks["findings"].write(batches.findings_table(out.findings))
-        if out.games:
-            self.games += len(out.games)
-            games, players = batches.games_tables(out.games)
-            self.sinks["games"].write(games)
-            self.sinks["game_players"].write(players)
-
-    # ------------------------------------------------------------------ end of input
-    def replay_touched(self) -> None:
-        """Replay each stored game that got new events whole: stored events, then new ones."""
-        self.flush()
-        self.sinks["events"].close()
-        if not self.touched:
-            return
-        import duckdb
-
-        order_rows = [(f["ingest_id"], f["path"]) for f in self.store.manifest["files"]]
-        order_rows += [(self.ingest_id, s.path) for s in self.sources if not s.skipped]
-        order = pa.table(
-            {
-                "ingest_id": [r[0] for r in order_rows],
-                "source_file": [r[1] for r in order_rows],
-                "ordinal": list(range(len(order_rows))),
-            }
-        )
-        touched = pa.table({"game_id": sorted(self.touched)})
-        paths = [str(p) for p in self.store.table_files("events")] + [str(p) for p in self.sinks["events"].files]
-        con = duckdb.connect()
-        con.register("file_order", order)
-        con.register("touched", touched)
-        stored_rules = self._stored_rulesets(con)
-        relation = con.sql(
-            "select e.* from read_parquet($paths) e "
-            "join file_order o on o.ingest_id = e.ingest_id and o.source_file = e.source_file "
-            "where e.game_id in (select game_id from touched) "
-            "order by o.ordinal, e.source_line",
-            params={"paths": paths},
-        )
-        reader = relation.to_arrow_reader(BATCH)
-        feed = self.replayer.feed
-        for batch in reader:
-            for row in batch.to_pylist():
-                feed(_event_from_row(row, stored_rules))
-            self._write_output()
-        con.close()
-
-    def _stored_rulesets(self, con) -> dict[str, Ruleset]:
-        """The ruleset each touched game was replayed with, for games whose game_start has no
-        `rules`: a later run with another --rules does not change an existing game."""
-        files = [str(p) for p in self.store.table_files("games")]
-        if not files:
-            return {}
-        rows = con.execute(
-            "select game_id, ruleset from read_parquet(?) where game_id in (select game_id from touched)",
-            [files],
-        ).fetchall()
-        return {g: Ruleset.from_value(json.loads(r)) for g, r in rows if r is not None}
-
-    def finish(self) -> None:
-        """finish() the replayer, write its last output, close every file."""
-        self.replayer.finish()
-        self._write_output()
-        for sink in self.sinks.values():
-            sink.close()
-        self.writer_thread.shutdown()
-
-    def result(self) -> dict[str, Any]:
-        """What the main process needs from a part (sent through a pipe by a child process)."""
-        return {
-            "sources": self.sources,
-            "touched": self.touched,
-            "files": {name: sink.files for name, sink in self.sinks.items()},
-            "findings": self.findings,
-            "findings_error": self.findings_error,
-            "findings_warning": self.findings_warning,
-            "games": self.games,
-        }
-
-    def supersede(self, all_touched: set[str]) -> dict[str, set[str]]:
-        """Rewrite each derived-table file that holds rows of a recomputed game, without them."""
-        removed: dict[str, set[str]] = {}
-        if not all_touched:
-            return removed
-        touched = pa.array(sorted(all_touched), pa.string())
-        for table in DERIVED:
-            for path in self.store.table_files(table):
-                ids = pq.read_table(path, columns=["game_id"]).column("game_id")
-                if not pc.any(pc.is_in(ids, value_set=touched)).as_py():
-                    continue
-                data = pq.read_table(path, schema=tables.TABLES[table])
-                drop = pc.fill_null(pc.is_in(data.column("game_id"), value_set=touched), False)
-                if table == "findings":
-                    keep_code = pc.is_in(data.column("code"), value_set=pa.array(sorted(PARSE_CODES)))
-                    drop = pc.and_(drop, pc.invert(keep_code))
-                kept = data.filter(pc.invert(drop))
-                removed.setdefault(table, set()).add(path.name)
-                if kept.num_rows:
-                    sink = self.sinks[table]
-                    out = sink.directory / f"part-{self.ingest_id}-rw{len(sink.files):04d}.parquet"
-                    pq.write_table(kept, out, compression="zstd")
-                    sink.files.append(out)
-        return removed
-
-
-_GAME_ID = re.compile(rb'"game_id"\s*:\s*"([^"\\]*)"').search
-
-
-def _owner(raw: bytes, parts: int, name: str, line: int) -> int:
-    """Which part replays this line: crc32 of its game_id, the same for every line of a game.
-
-    Fast route: a line without backslashes that names "game_id" once; that one occurrence
-    is then the top-level key (or the line has no top-level game_id and is a stateless bad
-    line), and its raw bytes are the UTF-8 of the decoded id. Any other line is parsed.
-    Lines without a readable game_id go to part 0.
-    """
-    if b"\\" not in raw and raw.count(b'"game_id"') == 1:
-        m = _GAME_ID(raw)
-        if m is not None:
-            return crc32(m.group(1)) % parts
-    game_id = getattr(parse_line(raw, name, line), "game_id", None)
-    if isinstance(game_id, str):
-        return crc32(game_id.encode("utf-8", "surrogatepass")) % parts
-    return 0
 
 
 class InputErrors(Exception):
@@ -543,43 +162,9 @@ def _size(source: InputSource) -> int | None:
         return None
 
 
-def _event_from_row(row: dict[str, Any], stored_rules: dict[str, Ruleset]) -> Event:
-    """A stored events row back into the Event the reader made of it."""
-    ts = row["ts"]
-    rules_raw = None if row["rules"] is None else json.loads(row["rules"])
-    rules = None
-    if row["type"] == "game_start":
-        if rules_raw is not None:
-            rules = Ruleset.from_value(rules_raw)
-        else:
-            rules = stored_rules.get(row["game_id"])
-    winner = row["winner"]
-    if winner is not None and len(winner) == 1:
-        winner = winner[0]
-    elif winner is not None:
-        winner = tuple(winner)
-    return Event(
-        game_id=row["game_id"],
-        seq=row["seq"],
-        type=row["type"],
-        file=row["source_file"],
-        line=row["source_line"],
-        ts=None if ts is None else ts.isoformat(),
-        player=row["player"],
-        dice=None if row["dice"] is None else tuple(row["dice"]),
-        points=row["points"],
-        total=row["total"],
-        players=None if row["players"] is None else tuple(row["players"]),
-        rules=rules,
-        rules_raw=rules_raw,
-        winner=winner,
-        scores=None if row["scores"] is None else json.loads(row["scores"]),
-        extra={} if row["extra"] is None else json.loads(row["extra"]),
-    )
-
-
 # ---------------------------------------------------------------------- the entry point
-PARALLEL_MIN_BYTES = 32 << 20  # below this, a second process costs more than it saves
+PARALLEL_MIN_BYTES = 32 << 20  # below this, worker processes cost more than they save
+IN_FLIGHT_PER_WORKER = 2  # blocks queued per worker: bounds memory, keeps workers busy
 
 
 def ingest(
@@ -591,48 +176,64 @@ def ingest(
     notice: Callable[[str], None] | None = None,
     stdin: BinaryIO | None = None,
     workers: int | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    block_bytes: int = BLOCK_BYTES,
 ) -> IngestSummary:
     """Ingest the inputs named by `specs` (files, directories, globs, .gz, '-') into `out`.
 
     Raises StoreError (the output cannot be used) and InputError/InputErrors (a spec names
     nothing readable) before anything is written; bad lines and broken files never raise.
-    `workers`: processes that read and replay (each takes half of the games), 1 or 2; None =
+    `workers`: processes that parse and replay; 1 runs everything in this process; None =
     $FARKLE_LOGS_WORKERS if set, else 2 on a multi-core machine for inputs of 32 MiB or
-    more, else 1.
+    more, else 1. A line longer than `max_line_bytes` is rejected unread.
     """
     started = time.perf_counter()
     default_rules = default_rules or Ruleset.builtin("standard")
     notice = notice or (lambda message: None)
+    progress = progress or (lambda *a, **k: None)
     resolution = resolve(specs, stdin=stdin)
     if resolution.problems:
         raise resolution.problems[0] if len(resolution.problems) == 1 else InputErrors(resolution.problems)
     for message in resolution.notices:
         notice(message)
     store = Store.open(Path(out))
+    pool: Pool | None = None
     try:
         ingest_id = new_ingest_id()
         summary = IngestSummary(dataset=str(out), ingest_id=ingest_id)
         to_read = _plan(resolution.sources, store.manifest, summary, notice)
-        parts = _parts(workers, to_read)
-        gc_was_enabled = gc.isenabled()
-        gc.disable()  # the loop holds many small objects; the collector would scan them all again and again
-        try:
-            child = _start_part(store, default_rules, ingest_id, to_read, 1) if parts > 1 else None
-            run = _Run(store, default_rules, ingest_id, progress, part=0, parts=parts)
-            _read_all(run, to_read)
-            for counts in run.sources:
-                for problem in counts.problems:
-                    notice(f"{problem['file']}:{problem['line'] or '-'}: {problem['reason']}")
-            _crash_point("read_done")
-            run.replay_touched()
-            run.finish()
-            results = [run.result()] + ([_join_part(child)] if child is not None else [])
-        finally:
-            if gc_was_enabled:
-                gc.enable()
-        sources = _merge_sources([r["sources"] for r in results])
-        touched = set().union(*(r["touched"] for r in results))
-        removed = run.supersede(touched)
+        if not to_read:  # every input was skipped: nothing to add, the dataset stays as it is
+            store.discard_staging()
+            summary.snapshot = store.manifest["snapshot"]
+            summary.seconds = time.perf_counter() - started
+            return summary
+        processes = _processes(workers, to_read)
+        stored = incremental.Stored.load(store, [c.path for _, c in to_read], ingest_id)
+        staging = store.staging_dir(ingest_id)
+        total = sum(c.size or 0 for _, c in to_read)
+        config = Config(ingest_id, staging, default_rules, bucket_count(total, processes), max_line_bytes,
+                        stored.games, stored.reread)
+        config.spill_dir.mkdir(parents=True, exist_ok=True)
+        pool = Pool(config, processes)
+        run = _Reading(pool, config, stored, progress)
+        sources = run.read_all(to_read, block_bytes)
+        for counts in sources:
+            for problem in counts.problems:
+                notice(f"{problem['file']}:{problem['line'] or '-'}: {problem['reason']}")
+        _crash_point("read_done")
+        for counts in sources:
+            if counts.path in stored.reread:
+                run.superseded += incremental.lines_past_end(store, counts.path, counts.lines)
+        touched = run.touched | {game for _, _, game in run.superseded if game is not None}
+        stored_spill = config.spill_dir / "stored.arrow"
+        incremental.spill_stored_games(store, touched, run.superseded, stored.ordinals, config.buckets, stored_spill)
+        replayed = run.replay_all([stored_spill] + run.spills)
+        files = pool.close()
+        pool = None
+        new_files, removed = incremental.supersede(store, touched, run.superseded, staging, ingest_id)
+        for table, paths in new_files.items():
+            files[table].extend(paths)
+        shutil.rmtree(config.spill_dir, ignore_errors=True)
         for counts in sources:
             summary.files += 1
             summary.lines += counts.lines
@@ -642,28 +243,92 @@ def ingest(
             summary.rejects += counts.rejects
             summary.problems.extend(counts.problems)
         summary.file_problems = len(summary.problems)
-        summary.games = sum(r["games"] for r in results)
+        summary.games = replayed.games
         summary.games_recomputed = len(touched)
-        summary.findings = sum(r["findings"] for r in results)
-        summary.findings_error = sum(r["findings_error"] for r in results)
-        summary.findings_warning = sum(r["findings_warning"] for r in results)
-        if sources:
-            new_files = {name: [f for r in results for f in r["files"][name]] for name in tables.TABLES}
-            store.commit(_manifest(store.manifest, summary, sources, ingest_id, default_rules), new_files, removed)
-        else:  # every input was skipped: nothing to add, the dataset stays as it is
-            store.discard_staging()
+        summary.superseded = len(run.superseded)
+        summary.findings_error = replayed.findings_error + summary.rejects
+        summary.findings_warning = replayed.findings_warning
+        summary.findings = summary.findings_error + summary.findings_warning
+        store.commit(_manifest(store.manifest, summary, sources, ingest_id, default_rules), files, removed)
+        for warning in store.warnings:
+            notice(warning)
         summary.snapshot = store.manifest["snapshot"]
         summary.seconds = time.perf_counter() - started
         return summary
     finally:
+        if pool is not None:
+            pool.terminate()
         store.close()
+
+
+class _Reading:
+    """Stage 1 here, stages 2-4 on the pool: blocks go out as they are cut (a bounded number
+    in flight), results are summed per input."""
+
+    def __init__(self, pool: Pool, config: Config, stored: incremental.Stored, progress):
+        self.pool, self.config, self.stored, self.progress = pool, config, stored, progress
+        self.spills: list[Path] = []
+        self.counts: list[SourceCounts] = []
+        self.touched: set[str] = set()
+        self.superseded: list[tuple[str, int, Any]] = []
+
+    def read_all(self, to_read: list[tuple[InputSource, SourceCounts]], block_bytes: int) -> list[SourceCounts]:
+        limit = IN_FLIGHT_PER_WORKER * max(1, self.pool.processes)
+        for index, (source, planned) in enumerate(to_read):
+            counts = SourceCounts(path=planned.path, size=planned.size, sha256=planned.sha256)
+            self.counts.append(counts)
+            ordinal = self.stored.ordinals[incremental.file_key(source.name, self.config.ingest_id)]
+            for block in split_source(source, index, block_bytes, self.config.max_line):
+                while self.pool.in_flight >= limit:
+                    self._take(self.pool.next_result())
+                spill = self.config.spill_dir / f"block-{len(self.spills):06d}.arrow"
+                self.spills.append(spill)
+                self.pool.submit("block", "parse", block, ordinal, spill)
+                self.progress(source.raw_bytes - counts.progress)
+                counts.progress = source.raw_bytes
+            counts.lines = source.lines
+            counts.sha256 = source.sha256 or counts.sha256
+            counts.size = source.raw_bytes
+            if source.problem is not None:
+                p = source.problem
+                counts.problems.append({"file": p.file, "line": p.line, "reason": p.reason})
+            self.progress(source.raw_bytes - counts.progress)
+            counts.progress = source.raw_bytes
+        while self.pool.in_flight:
+            self._take(self.pool.next_result())
+        return self.counts
+
+    def _take(self, tagged) -> None:
+        _, r = tagged
+        counts = self.counts[r.source]
+        counts.blank_lines += r.blank
+        counts.events += r.events
+        counts.duplicates += r.duplicates
+        counts.rejects += r.rejects
+        self.touched |= r.touched
+        self.superseded += r.superseded
+
+    def replay_all(self, spills: list[Path]):
+        from pipeline.ingest.workers import BucketResult
+
+        total = BucketResult()
+        for bucket in range(self.config.buckets):
+            self.pool.submit("bucket", "replay", bucket, spills)
+        while self.pool.in_flight:
+            _, r = self.pool.next_result()
+            total.games += r.games
+            total.findings_error += r.findings_error
+            total.findings_warning += r.findings_warning
+        return total
 
 
 def _plan(inputs: list[InputSource], manifest: dict[str, Any], summary: IngestSummary, notice) -> list[tuple[InputSource, SourceCounts]]:
     """The sources to read: a file whose exact content is in the dataset, or was named
     earlier in this run under another name, is skipped. Only files whose size matches such
     a file are hashed here; the rest are hashed while they are read."""
-    known = {(f["size"], f["sha256"]) for f in manifest["files"]}
+    # the latest reading of each file name: an earlier content of a file that changed was
+    # superseded, so reading it again is not a no-op
+    known = set({f["path"]: (f["size"], f["sha256"]) for f in manifest["files"]}.values())
     sizes = [_size(source) for source in inputs]
     size_count: dict[int | None, int] = {}
     for size in sizes:
@@ -689,93 +354,16 @@ def _plan(inputs: list[InputSource], manifest: dict[str, Any], summary: IngestSu
     return plan
 
 
-def _parts(workers: int | None, to_read: list[tuple[InputSource, SourceCounts]]) -> int:
-    if any(source.is_stdin for source, _ in to_read):
-        return 1  # stdin can be read once only
+def _processes(workers: int | None, to_read: list[tuple[InputSource, SourceCounts]]) -> int:
+    """Worker processes to start: 0 runs the one worker inline, in this process."""
     if workers is None and os.environ.get("FARKLE_LOGS_WORKERS", "").isdigit():
         workers = int(os.environ["FARKLE_LOGS_WORKERS"])
     if workers is not None:
-        return max(1, min(workers, 2))
+        return 0 if workers <= 1 else min(workers, os.cpu_count() or 1, 8)
     if (os.cpu_count() or 1) < 2:
-        return 1
+        return 0
     total = sum(counts.size or 0 for _, counts in to_read)
-    return 2 if total >= PARALLEL_MIN_BYTES else 1
-
-
-def _read_all(run: _Run, to_read: list[tuple[InputSource, SourceCounts]]) -> None:
-    for source, planned in to_read:
-        counts = SourceCounts(path=planned.path, size=planned.size, sha256=planned.sha256)
-        run.sources.append(counts)
-        run.read_source(counts, _fresh(source))
-
-
-def _fresh(source: InputSource) -> InputSource:
-    """A source with its counters at zero (each part reads the file itself)."""
-    if source.is_stdin:
-        return source
-    return InputSource(source.name, path=source.path)
-
-
-def _start_part(store: Store, default_rules: Ruleset, ingest_id: str, to_read, part: int):
-    """A child process that reads every input and replays the games of `part` (of 2).
-
-    Spawned, not forked: the parent may hold DuckDB, Arrow or polars thread pools, which
-    fork does not copy safely. Start-up (imports) costs ~0.3 s, and only inputs of 32 MiB or
-    more, which take seconds, use a second process."""
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("spawn")
-    receiver, sender = ctx.Pipe(duplex=False)
-    process = ctx.Process(
-        target=_part_main,
-        args=(str(store.root), default_rules, ingest_id, to_read, part, sender),
-        daemon=True,
-    )
-    process.start()
-    sender.close()
-    return process, receiver
-
-
-def _part_main(root: str, default_rules: Ruleset, ingest_id: str, to_read, part: int, sender) -> None:
-    try:
-        gc.disable()
-        store = Store.attach(Path(root))
-        run = _Run(store, default_rules, ingest_id, None, part=part, parts=2)
-        _read_all(run, to_read)
-        run.replay_touched()
-        run.finish()
-        sender.send(("ok", run.result()))
-    except BaseException as exc:  # reported by the parent, which owns the exit code
-        import traceback
-
-        sender.send(("error", f"{exc!r}\n{traceback.format_exc()}"))
-    finally:
-        sender.close()
-
-
-def _join_part(child) -> dict[str, Any]:
-    process, receiver = child
-    try:
-        status, payload = receiver.recv()
-    except EOFError:
-        process.join()
-        raise RuntimeError(f"ingest worker process died (exit code {process.exitcode})") from None
-    process.join()
-    if status != "ok":
-        raise RuntimeError(f"ingest worker process failed: {payload}")
-    return payload
-
-
-def _merge_sources(per_part: list[list[SourceCounts]]) -> list[SourceCounts]:
-    """Every part read every line: lines, blanks, sha256 and problems come from part 0,
-    the counts of events, duplicates and rejects are summed."""
-    merged = per_part[0]
-    for other in per_part[1:]:
-        for mine, theirs in zip(merged, other):
-            mine.events += theirs.events
-            mine.duplicates += theirs.duplicates
-            mine.rejects += theirs.rejects
-    return merged
+    return 2 if total >= PARALLEL_MIN_BYTES else 0
 
 
 def _manifest(old: dict[str, Any], summary: IngestSummary, sources: list[SourceCounts], ingest_id: str,

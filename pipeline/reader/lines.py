@@ -10,6 +10,14 @@ directly: concatenated members (`cat a.gz b.gz`) are read through, trailing zero
 is ignored (as gzip(1) does), and the output per step is bounded, so a small file that
 inflates to gigabytes is read in pieces. A UTF-8 byte order mark at the start of the data
 is dropped (RFC 8259 allows a parser to ignore it; Windows tools write one).
+
+A line longer than `max_line_bytes` (default `pipeline.limits.MAX_LINE_BYTES`, 1 MiB) is
+never joined: from the moment it passes the limit only its first LONG_LINE_HEAD bytes are
+kept and the rest is counted, so one 2 GiB line costs a few MiB of memory, and it comes out
+as a `LongLine` that `parse_line` turns into a reject naming its size. This is a contract
+for every reader of logs (tests hold `iter_lines`, `read_events` and the CLI to it): another
+splitter keeps it by honouring the same `max_line_bytes` and making its rejects with
+`parse.long_line_reject`.
 """
 from __future__ import annotations
 
@@ -18,6 +26,7 @@ import zlib
 from typing import BinaryIO, Iterator
 
 from pipeline.inputs import InputError, InputSource
+from pipeline.limits import MAX_LINE_BYTES
 from pipeline.model import FileProblem
 
 CHUNK = 1 << 20  # bytes read at a time
@@ -25,20 +34,51 @@ INFLATE_STEP = 4 << 20  # at most this much decompressed output per zlib call
 SALVAGE_STEP = 64  # compressed bytes per step when recovering the text before damage
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
+#: Bytes kept of a line over the limit: 4 x 64 KiB (+4), so that its text, cut at 64 KiB
+#: characters where it is stored (rejects.raw), is always marked as cut.
+LONG_LINE_HEAD = 4 * (64 << 10) + 4
+
+
+class LongLine(bytes):
+    """A line over the length limit, as `iter_lines` yields it in place of its bytes.
+
+    It is an empty bytes object on purpose: nothing can decode it as data by mistake (a
+    prefix of a long line may well be valid JSON), while code that only looks at lines as
+    bytes still works. `size` is the whole line's length in bytes, `head` its first
+    LONG_LINE_HEAD bytes, `limit` the limit it broke.
+    """
+
+    size: int
+    head: bytes
+    limit: int
+
+    def __new__(cls, size: int, head: bytes, limit: int) -> "LongLine":
+        line = super().__new__(cls, b"")
+        line.size, line.head, line.limit = size, head, limit
+        return line
+
+    def __repr__(self) -> str:
+        return f"LongLine(size={self.size}, limit={self.limit})"
+
+    def __reduce__(self):  # pickles as itself, so a line can cross a process boundary like bytes
+        return (LongLine, (self.size, self.head, self.limit))
 
 
 class _Broken(Exception):
     """The input stops making sense here; the text says why."""
 
 
-def iter_lines(source: InputSource) -> Iterator[tuple[int, bytes]]:
+def iter_lines(source: InputSource, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:
     """(line number, raw bytes without the newline) for each non-blank line.
 
     Numbers count from 1 in the decompressed data, blank lines included. Nothing raises
     for bad data: if the file cannot be opened or its gzip stream breaks, the lines before
     the break are yielded and `source.problem` says where and why. The counters on
-    `source` are final when the iteration ends.
+    `source` are final when the iteration ends. A line longer than `max_line_bytes` comes
+    out as a `LongLine` (whatever its content: even only spaces), read past in bounded memory.
     """
+    if max_line_bytes < 1:
+        raise ValueError(f"max_line_bytes must be >= 1, got {max_line_bytes}")
     try:
         stream = source.open()
     except (OSError, InputError) as exc:
@@ -48,25 +88,64 @@ def iter_lines(source: InputSource) -> Iterator[tuple[int, bytes]]:
     hasher = hashlib.sha256()
     lineno = blank = 0
     pending: list[bytes] = []  # pieces of a line that has not ended yet
+    pending_len = 0
+    long: _LongSoFar | None = None  # the line being read past, once it broke the limit
     finished = False
     try:
         for chunk in _data_chunks(stream, source, hasher):
             source.data_bytes += len(chunk)
             parts = chunk.split(b"\n")
             tail = parts.pop()
-            if parts and pending:
-                pending.append(parts[0])
-                parts[0] = b"".join(pending)
-                pending = []
-            for raw in parts:
+            if long is not None:  # reading past a long line: its end, if in this chunk
+                if not parts:
+                    long.add(tail)
+                    continue
+                long.add(parts[0])
                 lineno += 1
-                if not raw or raw.isspace():  # parse.is_blank, inlined: once per line
-                    blank += 1
+                yield lineno, long.line(max_line_bytes)
+                long = None
+                del parts[0]  # that line's end, counted just above
+            elif parts and pending:
+                if pending_len + len(parts[0]) > max_line_bytes:
+                    lineno += 1
+                    yield lineno, _LongSoFar(pending, parts[0]).line(max_line_bytes)
+                    del parts[0]
                 else:
-                    yield lineno, raw
+                    pending.append(parts[0])
+                    parts[0] = b"".join(pending)
+                pending = []
+                pending_len = 0
+            if len(chunk) > max_line_bytes and max(map(len, parts), default=0) > max_line_bytes:
+                for raw in parts:  # the rare chunk holding a whole line over the limit
+                    lineno += 1
+                    if len(raw) > max_line_bytes:
+                        yield lineno, LongLine(len(raw), raw[:LONG_LINE_HEAD], max_line_bytes)
+                    elif not raw or raw.isspace():
+                        blank += 1
+                    else:
+                        yield lineno, raw
+            else:
+                for raw in parts:  # the hot loop: no line here can be over the limit
+                    lineno += 1
+                    if not raw or raw.isspace():  # parse.is_blank, inlined: once per line
+                        blank += 1
+                    else:
+                        yield lineno, raw
             if tail:
-                pending.append(tail)
-        if pending:  # a last line without a newline is still a line
+                if long is None and pending_len + len(tail) <= max_line_bytes:
+                    pending.append(tail)
+                    pending_len += len(tail)
+                elif long is None:
+                    long = _LongSoFar(pending, tail)
+                    pending = []
+                    pending_len = 0
+                else:
+                    long.add(tail)
+        if long is not None:  # a last line without a newline is still a line
+            lineno += 1
+            yield lineno, long.line(max_line_bytes)
+            long = None
+        elif pending:
             lineno += 1
             raw = b"".join(pending)
             if raw.isspace():
@@ -75,7 +154,7 @@ def iter_lines(source: InputSource) -> Iterator[tuple[int, bytes]]:
                 yield lineno, raw
         finished = True
     except _Broken as exc:
-        lost = sum(map(len, pending))
+        lost = long.size if long is not None else pending_len
         where = f"line {lineno + 1} was cut after {lost} bytes" if lost else f"after line {lineno}"
         source.problem = FileProblem(source.name, lineno + 1, f"{exc}: {where}; the rest of the file was not read")
         finished = True
@@ -89,6 +168,26 @@ def iter_lines(source: InputSource) -> Iterator[tuple[int, bytes]]:
             source.sha256 = hasher.hexdigest()
         if not source.is_stdin:
             stream.close()
+
+
+class _LongSoFar:
+    """A line known to be over the limit, while the reader goes on to its end: its size so
+    far and its first LONG_LINE_HEAD bytes, nothing more."""
+
+    def __init__(self, pieces: list[bytes], piece: bytes):
+        self.size = 0
+        self.head = b""
+        for p in pieces:
+            self.add(p)
+        self.add(piece)
+
+    def add(self, piece: bytes) -> None:
+        self.size += len(piece)
+        if len(self.head) < LONG_LINE_HEAD:
+            self.head += piece[: LONG_LINE_HEAD - len(self.head)]
+
+    def line(self, limit: int) -> LongLine:
+        return LongLine(self.size, self.head, limit)
 
 
 def _data_chunks(stream: BinaryIO, source: InputSource, hasher) -> Iterator[bytes]:

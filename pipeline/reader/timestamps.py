@@ -39,3 +39,60 @@ match_ts = re.compile(TS_PYTHON_PATTERN).match
 def is_rfc3339(value: str) -> bool:
     """True for a well-formed RFC 3339 date-time such as 2026-01-02T03:04:05.5+01:00."""
     return match_ts(value) is not None
+
+
+# ---- storing: text -> UTC instants ---------------------------------------------------------
+# Python's datetime (and so every reader of the dataset through Python: pyarrow's to_pylist,
+# DuckDB's fetchall, the report) holds 0001-01-01 to 9999-12-31 only. A valid `ts` within a
+# day of those edges, with an offset, is an instant outside them (0001-01-01T00:00:00+01:00
+# is 0000-12-31T23:00Z): it is stored clamped to the edge, which keeps its order and its
+# meaning (such values are sentinels: "the beginning", "never"); the exact text stays in the
+# log at the event's source_file:source_line. docs/reliability.md says so.
+UTC_MIN_US = -62135596800_000_000  # 0001-01-01T00:00:00Z, microseconds since the epoch
+UTC_MAX_US = 253402300799_999_999  # 9999-12-31T23:59:59.999999Z
+
+
+def to_utc_array(values) -> "pa.Array":
+    """Valid `ts` texts (or None) -> timestamp[us, UTC], never raising for any of them.
+
+    Fractional seconds beyond microseconds are cut (Arrow cannot hold them), instants
+    beyond year 1..9999 are clamped to its edges (above), and a text that is not a valid
+    `ts` at all (the reader never lets one through) becomes null."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from pipeline.tables import TS
+
+    text = pa.array(values, pa.string())
+    if text.null_count == len(text):
+        return pa.nulls(len(text), TS)
+    text = pc.utf8_upper(text)  # RFC 3339 allows 't' and 'z'
+    try:
+        stamps = text.cast(TS)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        text = pc.replace_substring_regex(text, r"(\.[0-9]{6})[0-9]+", r"\1")
+        try:
+            stamps = text.cast(TS)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            stamps = pa.array([_one_utc(v) for v in text.to_pylist()], pa.int64()).cast(TS)
+    micros = stamps.cast(pa.int64())
+    low, high = pc.min_max(micros).values()
+    if low.is_valid and (low.as_py() < UTC_MIN_US or high.as_py() > UTC_MAX_US):
+        micros = pc.min_element_wise(pc.max_element_wise(micros, UTC_MIN_US, skip_nulls=False), UTC_MAX_US,
+                                     skip_nulls=False)
+        stamps = micros.cast(TS)
+    return stamps
+
+
+def _one_utc(value: str | None) -> int | None:
+    """Microseconds since the epoch of one text Arrow could not cast with the others."""
+    import pyarrow as pa
+
+    from pipeline.tables import TS
+
+    if value is None or match_ts(value) is None:
+        return None
+    try:
+        return pa.array([value]).cast(TS).cast(pa.int64())[0].as_py()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None

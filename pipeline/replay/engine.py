@@ -28,7 +28,7 @@ from pipeline.model import (
 from pipeline.replay.melds import KeptDice, bank_meld, keep_meld
 from pipeline.replay.state import KEPT, NO_ROLL, ROLLED, GameState, TraceStep, TurnState
 from pipeline.rules import Ruleset
-from pipeline.rules.scoring import _best_split, counts_to_dice
+from pipeline.rules.scoring import _best_keep_counts, _best_split, counts_to_dice
 from pipeline.rules.table import SUB_KEYS, score_table
 
 
@@ -67,11 +67,13 @@ def _corrected(table, key: int) -> int:
     return table.best[key] if value is None else value
 
 
-def winner_value(names: list[str]) -> str | list[str] | None:
-    """A name, or a list for a tie, as game_end writes it."""
-    if not names:
+def winner_names(winner: object) -> list[str] | None:
+    """game_end's winner as a list of names ("ana" and ["ana"] are the same), in its order."""
+    if winner is None:
         return None
-    return names[0] if len(names) == 1 else list(names)
+    if isinstance(winner, str):
+        return [winner]
+    return list(winner)  # type: ignore[call-overload]
 
 
 def _winners(totals: dict[str, int], players: tuple[str, ...]) -> list[str]:
@@ -155,13 +157,14 @@ class Replayer:
             t = g.turn
             if t is not None:
                 self._finding(g, seq, file, line, t.player, "missing_turn_end",
-                              f"seq {seq}: {t.player}'s turn {t.turn} (from seq {t.start_seq}) was left open: "
-                              "no bank or farkle ended it", ts=last.ts)
+                              f"seq {seq}: the log ends inside {t.player}'s turn {t.turn} (from seq "
+                              f"{t.start_seq}): no bank or farkle ended it", ts=last.ts)
                 t.flagged = True
                 self._close_turn(g, t, outcome="open", end_seq=None)
             if not g.ended:
                 self._finding(g, seq, file, line, None, "game_incomplete",
-                              f"seq {seq}: the log of game {g.game_id} ends without game_end", ts=last.ts)
+                              f"seq {seq}: the log of game {g.game_id} ends here, without a game_end",
+                              ts=last.ts)
             self.out.games.append(self._result(g))
             if self.trace and g.timeline:
                 self.out.timelines[g.game_id] = g.timeline
@@ -213,7 +216,8 @@ class Replayer:
             else:
                 self.out.findings.append(
                     Finding(ev.game_id, ev.seq, ev.file, ev.line, ev.player, "unknown_game", "error",
-                            f"seq {ev.seq}: game {ev.game_id} has no game_start before this {ev.type}", ts=ev.ts)
+                            f"seq {ev.seq}: this {ev.type} belongs to game {ev.game_id}, which has no "
+                            "game_start before it", ts=ev.ts)
                 )
             return
         g.last_event = ev
@@ -224,21 +228,22 @@ class Replayer:
         v = _Verdict()
         expected_seq = g.last_seq + 1
         if ev.seq < expected_seq:
-            what = "repeats" if ev.seq == g.last_seq else "goes back from"
-            self._emit(g, ev, "seq_error", f"seq {ev.seq} {what} seq {g.last_seq}: event not replayed",
+            what = "repeats the seq of the event before it" if ev.seq == g.last_seq else (
+                f"goes back from seq {g.last_seq}")
+            self._emit(g, ev, "seq_error", f"seq {ev.seq} {what}: this {ev.type} is not replayed",
                        ev.seq, expected_seq)
             return
         if ev.seq > expected_seq:
-            v.flag("seq_error", f"seq {ev.seq}: expected seq {expected_seq}, {ev.seq - expected_seq} missing",
-                   ev.seq, expected_seq)
+            v.flag("seq_error", _gap_message(ev.seq, expected_seq), ev.seq, expected_seq)
         g.last_seq = ev.seq
         if ev.type == "game_start":
-            v.flag("seq_error", f"seq {ev.seq}: a second game_start for game {g.game_id}: not replayed")
+            v.flag("seq_error", f"seq {ev.seq}: game {g.game_id} has already started; this second game_start "
+                   "is not replayed")
             self._emit_verdict(g, ev, v)
             return
         if g.ended or (g.over and ev.type != "game_end"):
-            why = "after game_end" if g.ended else "after the final round was played out"
-            v.flag("play_after_game_over", f"seq {ev.seq}: {ev.type} {why}: not replayed")
+            why = "after the game_end" if g.ended else "after the final round was played out"
+            v.flag("play_after_game_over", f"seq {ev.seq}: a {ev.type} {why}; it is not replayed")
             self._emit_verdict(g, ev, v)
             return
         if ev.type == "game_end":
@@ -283,7 +288,8 @@ class Replayer:
             g.streak_corrected[p] = 0
         self.games[ev.game_id] = g
         if ev.seq != 1:
-            self._emit(g, ev, "seq_error", f"seq {ev.seq}: game_start must be seq 1", ev.seq, 1)
+            self._emit(g, ev, "seq_error", f"seq {ev.seq}: the game_start has seq {ev.seq}, but a game starts "
+                       "at seq 1", ev.seq, 1)
 
     # ------------------------------------------------------------------ turns
     def _open_turn(self, g: GameState, player: str, ev: Event) -> TurnState:
@@ -302,31 +308,68 @@ class Replayer:
     def _turn_event(self, g: GameState, ev: Event, v: _Verdict) -> None:
         named = ev.player
         t = g.turn
+        lost: TurnState | None = None
+        if t is not None and named != t.player and _reveals_lost_end(g, t, ev):
+            lost, t = t, None
+            self._supply_lost_end(g, lost, ev)
+            if g.over:  # the implied end finished the final round: this roll comes after it
+                v.flag("play_after_game_over", f"seq {ev.seq}: {named} rolls after the final round was "
+                       f"played out (the end of {lost.player}'s turn, lost from the log, was its last "
+                       "turn); it is not replayed")
+                self._emit_verdict(g, ev, v)
+                return
         if t is None:
             due = g.players[g.next_player] if g.players else named
             if named not in g.claimed_total:
                 v.flag("wrong_player", f"seq {ev.seq}: {named!r} is not a player of this game "
-                       f"(players: {', '.join(g.players)}); it is {due}'s turn")
+                       f"(players: {', '.join(g.players)}); the {ev.type} is taken as {due}'s, "
+                       "whose turn it is")
                 owner = due
             elif named != due:
                 v.flag("wrong_player", f"seq {ev.seq}: {named} {ev.type}s but it is {due}'s turn")
                 owner = named if ev.type == "roll" else due
             else:
                 owner = named
+            if lost is not None:
+                v.flag("missing_turn_end", _lost_end_message(ev, lost), player=lost.player)
             t = self._open_turn(g, owner, ev)
         elif named != t.player:
-            why = "is not a player of this game" if named not in g.claimed_total else "is not the player"
-            v.flag("wrong_player", f"seq {ev.seq}: {named!r} {why} of the open turn ({t.player}'s); "
-                   f"applied to {t.player}'s turn")
+            if named not in g.claimed_total:
+                who = f"{named!r}, not a player of this game (players: {', '.join(g.players)}),"
+            else:
+                who = named
+            v.flag("wrong_player", f"seq {ev.seq}: {who} logged a {ev.type} inside {t.player}'s open turn "
+                   f"(from seq {t.start_seq}); it is taken as {t.player}'s {ev.type}")
         self._handlers[ev.type](g, t, ev, v)
+
+    def _supply_lost_end(self, g: GameState, t: TurnState, ev: Event) -> None:
+        """End the open turn as the log implies (log-format.md, "a lost turn end"), with no
+        finding of its own: after a keep, a bank of the turn's claimed keeps; after a roll
+        that scored nothing, a farkle. The revealing roll carries the finding."""
+        t.flagged = True  # the audit timeline shows the turn whose end was lost
+        if t.phase == KEPT:
+            claimed = t.claimed_sum
+            total = g.claimed_total[t.player] + claimed
+            corrected = self._apply_bank(g, t, total)
+            if self.trace:
+                t.trace.append(TraceStep(ev.seq, t.player, "bank (implied)", None, claimed, corrected, total))
+            self._close_turn(g, t, outcome="bank", end_seq=ev.seq, claimed=claimed, corrected=corrected,
+                             implied=True)
+        else:
+            streak, penalty = self._farkle_streak(g, t.player)
+            self._apply_farkle(g, t, g.claimed_total[t.player] - penalty, streak, penalty)
+            if self.trace:
+                t.trace.append(TraceStep(ev.seq, t.player, "farkle (implied)", None, 0, 0,
+                                         g.claimed_total[t.player]))
+            self._close_turn(g, t, outcome="farkle", end_seq=ev.seq, claimed=0, corrected=0, implied=True)
 
     def _missed_farkle(self, t: TurnState, ev: Event, v: _Verdict) -> None:
         """Only the first event after a roll that scored nothing gets missed_farkle."""
         if t.awaiting_after_bust:
             t.awaiting_after_bust = False
             t.went_past_bust = True
-            v.flag("missed_farkle", f"seq {ev.seq}: roll {_show(t.last_roll)} at seq {t.last_roll_seq} scored "
-                   f"nothing, so the turn was a farkle, but it went on with a {ev.type}")
+            v.flag("missed_farkle", f"seq {ev.seq}: the roll {_show(t.last_roll)} at seq {t.last_roll_seq} "
+                   f"scored nothing, so the turn ended there in a farkle, but it went on with a {ev.type}")
 
     def _trace(self, t: TurnState, ev: Event, claimed=None, worth=None, total=None) -> None:
         t.trace.append(TraceStep(ev.seq, t.player, ev.type, ev.dice, claimed, worth, total))
@@ -337,8 +380,8 @@ class Replayer:
             self._missed_farkle(t, ev, v)
         phase = t.phase
         if phase == ROLLED:
-            v.flag("missing_keep", f"seq {ev.seq}: rolled again without keeping any dice from the roll "
-                   f"{_show(t.last_roll)} at seq {t.last_roll_seq}")
+            v.flag("missing_keep", f"seq {ev.seq}: {t.player} rolled again without keeping any dice from the "
+                   f"roll {_show(t.last_roll)} at seq {t.last_roll_seq}")
             expected = len(t.last_roll or ())
         elif phase == KEPT:
             left = len(t.last_roll or ()) - t.kept_from_roll
@@ -346,7 +389,7 @@ class Replayer:
         else:
             expected = 6
         if len(dice) != expected:
-            v.flag("wrong_dice_count", f"seq {ev.seq}: rolled {len(dice)} dice {_show(dice)}, "
+            v.flag("wrong_dice_count", f"seq {ev.seq}: {t.player} rolled {len(dice)} dice {_show(dice)}, "
                    f"but {expected} were left to roll", len(dice), expected)
         # apply
         key = _dice_key(dice)
@@ -388,26 +431,26 @@ class Replayer:
         all_rolled = phase == ROLLED and key in SUB_KEYS[t.last_roll_key]
         if phase != ROLLED:
             if phase == NO_ROLL:
-                v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)} but nothing was rolled this turn")
+                v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)}, but nothing was rolled this turn")
             else:
-                v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)} without a roll since the keep "
-                       f"at seq {t.keeps[-1].seq if t.keeps else '?'}")
+                v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)}, but nothing was rolled since the "
+                       f"keep at seq {t.keeps[-1].seq if t.keeps else '?'}")
         elif not all_rolled:
-            missing = [max(0, c - r) for c, r in zip(_counts(dice), _counts(t.last_roll))]
-            v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)} from roll {_show(t.last_roll)}: "
-                   f"{_plain(counts_to_dice(missing))} not in that roll")
+            v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)} from the roll {_show(t.last_roll)}: "
+                   f"{_shortfall(_counts(dice), _counts(t.last_roll))}")
         value = table.value[key]
         if value is None:
-            v.flag("non_scoring_kept", f"seq {ev.seq}: kept {_plain(dice)}, but not every kept die scores "
-                   f"(claimed {claimed})", claimed, None)
+            v.flag("non_scoring_kept", f"seq {ev.seq}: kept {_plain(dice)} and claimed {claimed}, but "
+                   f"{_idle_dice(g, dice)}", claimed, None)
         elif claimed != value and v.code is None:
             counts = _counts(dice)
             meld = keep_meld(counts, value, claimed, t.keeps, g.rules)
             if meld is not None:
                 v.flag("cross_roll_meld", _keep_meld_message(ev, t, dice, claimed, value, meld), claimed, value)
             else:
-                v.flag("scoring_error", f"seq {ev.seq}: kept {_plain(dice)} from roll {_show(t.last_roll)}: "
-                       f"claimed {claimed}, worth {value} ({_breakdown(g, counts)})", claimed, value)
+                v.flag("scoring_error", f"seq {ev.seq}: kept {_plain(dice)} from the roll {_show(t.last_roll)} "
+                       f"and claimed {claimed}, but that keep is worth {value} ({_breakdown(g, counts)})",
+                       claimed, value)
         # apply: the corrected value counts only dice really in the roll, not kept before
         if all_rolled:  # the common case: the first keep from the roll, every die in it
             worth = table.value[key]
@@ -458,32 +501,42 @@ class Replayer:
             self._missed_farkle(t, ev, v)
         if t.phase != KEPT:
             if t.phase == NO_ROLL:
-                v.flag("missing_keep", f"seq {ev.seq}: banked {claimed} with nothing rolled or kept this turn")
+                v.flag("missing_keep", f"seq {ev.seq}: {t.player} banked {claimed} with nothing rolled or kept "
+                       "this turn")
             else:
-                v.flag("missing_keep", f"seq {ev.seq}: banked {claimed} without keeping any dice from the roll "
-                       f"{_show(t.last_roll)} at seq {t.last_roll_seq}")
+                v.flag("missing_keep", f"seq {ev.seq}: {t.player} banked {claimed} without keeping any dice "
+                       f"from the roll {_show(t.last_roll)} at seq {t.last_roll_seq}")
         if claimed != t.claimed_sum:
             meld = bank_meld(claimed, t.keeps, rules)
             if meld is not None:
-                parts = " + ".join(f"{_plain(k.dice)} (seq {k.seq})" for k in meld.keeps)
-                v.flag("cross_roll_meld", f"seq {ev.seq}: banked {claimed} by counting {parts}, kept from "
+                parts = " and ".join(f"{_plain(k.dice)} (kept at seq {k.seq})" for k in meld.keeps)
+                v.flag("cross_roll_meld", f"seq {ev.seq}: banked {claimed} by counting {parts}, dice of "
                        f"different rolls, as one combination ({meld.breakdown}); the keeps claimed "
                        f"{t.claimed_sum}", claimed, t.claimed_sum)
             else:
-                v.flag("bank_mismatch", f"seq {ev.seq}: banked {claimed}, but the turn's keeps claimed "
-                       f"{t.claimed_sum}", claimed, t.claimed_sum)
+                v.flag("bank_mismatch", f"seq {ev.seq}: banked {claimed}, but the keeps of this turn claimed "
+                       f"{t.claimed_sum} in all", claimed, t.claimed_sum)
         if rules.opening and claimed < rules.opening and not g.opened[t.player]:
-            v.flag("bank_below_opening", f"seq {ev.seq}: {t.player} has not opened: a first bank needs "
-                   f"{rules.opening}, banked {claimed}", claimed, rules.opening)
+            v.flag("bank_below_opening", f"seq {ev.seq}: {t.player} banked {claimed} before opening, but a "
+                   f"first bank needs at least {rules.opening}", claimed, rules.opening)
         if rules.min_bank and claimed < rules.min_bank:
-            v.flag("bank_below_minimum", f"seq {ev.seq}: banked {claimed}, below the minimum bank of "
-                   f"{rules.min_bank}", claimed, rules.min_bank)
+            v.flag("bank_below_minimum", f"seq {ev.seq}: {t.player} banked {claimed}, below the minimum bank "
+                   f"of {rules.min_bank}", claimed, rules.min_bank)
         before = g.claimed_total[t.player]
         total = ev.total if ev.total is not None else before + claimed
         if total != before + claimed:
-            v.flag("total_mismatch", f"seq {ev.seq}: total {total} after banking {claimed} on {before} "
-                   f"should be {before + claimed}", total, before + claimed)
-        # apply the claim
+            v.flag("total_mismatch", f"seq {ev.seq}: {t.player} banked {claimed} on a total of {before}, "
+                   f"which makes {before + claimed}, but the total given is {total}", total, before + claimed)
+        corrected = self._apply_bank(g, t, total)
+        if self.trace:
+            self._trace(t, ev, claimed=claimed, worth=corrected, total=total)
+        if v.code is not None:
+            self._emit_verdict(g, ev, v)
+        self._close_turn(g, t, outcome="bank", end_seq=ev.seq, claimed=claimed, corrected=corrected)
+
+    def _apply_bank(self, g: GameState, t: TurnState, total: int) -> int:
+        """Both ledgers after a bank (logged or implied); returns its corrected points."""
+        rules = g.rules
         g.claimed_total[t.player] = total
         g.opened[t.player] = True
         g.streak[t.player] = 0
@@ -501,41 +554,49 @@ class Replayer:
         else:
             g.streak_corrected[t.player] = 0
             g.corrected_total[t.player] += corrected
-        if self.trace:
-            self._trace(t, ev, claimed=claimed, worth=corrected, total=total)
-        if v.code is not None:
-            self._emit_verdict(g, ev, v)
-        self._close_turn(g, t, outcome="bank", end_seq=ev.seq, claimed=claimed, corrected=corrected)
+        return corrected
+
+    def _farkle_streak(self, g: GameState, player: str) -> tuple[int, int]:
+        """(claimed farkles in a row with this one, the penalty it costs)."""
+        rules = g.rules
+        streak = g.streak[player] + 1
+        penalty = rules.farkle_penalty if rules.farkle_penalty and streak >= rules.penalty_after else 0
+        return streak, penalty
+
+    def _apply_farkle(self, g: GameState, t: TurnState, total: int, streak: int, penalty: int) -> None:
+        """Both ledgers after a farkle (logged or implied)."""
+        t.awaiting_after_bust = False
+        g.claimed_total[t.player] = total
+        g.streak[t.player] = 0 if penalty else streak
+        t.decision_pending = None  # a farkle right after a keep: no bank-or-roll choice was logged
+        self._corrected_farkle(g, t.player)
 
     def _farkle(self, g: GameState, t: TurnState, ev: Event, v: _Verdict) -> None:
         rules = g.rules
         if t.phase == ROLLED and t.last_roll_scored:
             best = g.table.best[t.last_roll_key]
-            v.flag("false_farkle", f"seq {ev.seq}: farkle declared, but roll {_show(t.last_roll)} at seq "
-                   f"{t.last_roll_seq} scores (best keep worth {best})", 0, best)
+            v.flag("false_farkle", f"seq {ev.seq}: a farkle was declared, but the roll {_show(t.last_roll)} at "
+                   f"seq {t.last_roll_seq} scores (its best keep is worth {best})", 0, best)
         elif t.phase == KEPT:
-            v.flag("false_farkle", f"seq {ev.seq}: farkle declared after a keep: nothing was rolled since seq "
-                   f"{t.keeps[-1].seq if t.keeps else '?'}")
+            v.flag("false_farkle", f"seq {ev.seq}: a farkle was declared right after the keep at seq "
+                   f"{t.keeps[-1].seq if t.keeps else '?'}, with no roll in between")
         elif t.phase == NO_ROLL:
-            v.flag("false_farkle", f"seq {ev.seq}: farkle declared with nothing rolled this turn")
-        t.awaiting_after_bust = False
+            v.flag("false_farkle", f"seq {ev.seq}: a farkle was declared with nothing rolled this turn")
         before = g.claimed_total[t.player]
-        streak = g.streak[t.player] + 1
-        penalty = rules.farkle_penalty if rules.farkle_penalty and streak >= rules.penalty_after else 0
+        streak, penalty = self._farkle_streak(g, t.player)
         expected_total = before - penalty
         if ev.total is not None and ev.total != expected_total:
             if penalty:
-                why = f"farkle {streak} in a row costs {penalty}: {before} - {penalty} = {expected_total}"
+                why = (f"this is {t.player}'s {_ordinal(streak)} farkle in a row, which costs {penalty}: "
+                       f"{before} - {penalty} = {expected_total}")
             elif rules.farkle_penalty:
-                why = f"farkle {streak} in a row, no penalty before {rules.penalty_after}: total stays {before}"
+                why = (f"this is {t.player}'s {_ordinal(streak)} farkle in a row and the penalty comes only "
+                       f"with the {_ordinal(rules.penalty_after)}, so the total stays {before}")
             else:
-                why = f"this game has no farkle penalty: total stays {before}"
-            v.flag("penalty_error", f"seq {ev.seq}: farkle total {ev.total}, but {why}", ev.total, expected_total)
-        g.claimed_total[t.player] = ev.total if ev.total is not None else expected_total
-        g.streak[t.player] = 0 if penalty else streak
-        if t.decision_pending is not None:  # a farkle right after a keep: no bank-or-roll choice was logged
-            t.decision_pending = None
-        self._corrected_farkle(g, t.player)
+                why = f"this game has no farkle penalty, so the total stays {before}"
+            v.flag("penalty_error", f"seq {ev.seq}: the farkle gives {t.player} a total of {ev.total}, but {why}",
+                   ev.total, expected_total)
+        self._apply_farkle(g, t, ev.total if ev.total is not None else expected_total, streak, penalty)
         if self.trace:
             self._trace(t, ev, claimed=0, worth=0, total=g.claimed_total[t.player])
         if v.code is not None:
@@ -551,7 +612,7 @@ class Replayer:
         g.streak_corrected[player] = streak
 
     def _close_turn(self, g: GameState, t: TurnState, outcome: str, end_seq: int | None,
-                    claimed: int = 0, corrected: int = 0) -> None:
+                    claimed: int = 0, corrected: int = 0, implied: bool = False) -> None:
         if t.roll_pending is not None:
             self.out.rolls.append(t.roll_pending)
             t.roll_pending = None
@@ -571,7 +632,7 @@ class Replayer:
                     rolls=t.rolls, hot_dice=t.hot_dice, outcome=outcome, claimed_points=claimed,
                     corrected_points=corrected if outcome == "bank" else 0, dice_left=dice_left,
                     claimed_total=g.claimed_total.get(t.player) if outcome != "open" else None,
-                    corrected_total=g.corrected_total.get(t.player, 0), ts=t.ts,
+                    corrected_total=g.corrected_total.get(t.player, 0), ts=t.ts, end_implied=implied,
                 )
             )
         if self.trace and t.flagged and t.trace:
@@ -608,17 +669,17 @@ class Replayer:
                 break
         named = _normalise_winner(ev.winner)
         if g.reached_by is None:
-            v.flag("wrong_winner", f"seq {ev.seq}: game_end before anyone reached the target of "
+            v.flag("wrong_winner", f"seq {ev.seq}: game_end comes before anyone reached the target of "
                    f"{g.rules.target}")
         elif not g.over:
             left = ", ".join(p for p in g.players if p in g.final_round_left)
-            v.flag("wrong_winner", f"seq {ev.seq}: game_end before the final round was played out "
+            v.flag("wrong_winner", f"seq {ev.seq}: game_end comes before the final round was played out "
                    f"({left} still to play after {g.reached_by} reached {g.rules.target})")
         else:
             best = set(_winners(g.claimed_total, g.players))
             if named != best:
-                v.flag("wrong_winner", f"seq {ev.seq}: winner {_names(named)}, but the highest claimed "
-                       f"total is {_names(best)}'s ({max(g.claimed_total.values())})")
+                v.flag("wrong_winner", f"seq {ev.seq}: game_end names {_names(named)} as the winner, but the "
+                       f"highest claimed total is {_names(best)}'s ({max(g.claimed_total.values())})")
         g.ended = True
         g.end_winner = ev.winner
         g.end_scores = dict(scores)
@@ -626,26 +687,48 @@ class Replayer:
             self._emit_verdict(g, ev, v)
 
     def _result(self, g: GameState) -> GameResult:
+        """The game's one claimed result is its first game_end (a later one is not replayed):
+        no game_end, no claimed winner, however far ahead someone's claimed total is."""
         scores = g.end_scores or {}
         claimed = {p: scores.get(p, g.claimed_total[p]) for p in g.players}
-        if g.end_winner is not None:
-            names = g.end_winner if isinstance(g.end_winner, str) else list(g.end_winner)
-            winner_claimed = winner_value([names] if isinstance(names, str) else names)
-        else:
-            winner_claimed = winner_value(_winners(g.claimed_total, g.players))
         return GameResult(
             game_id=g.game_id,
             players=g.players,
             ruleset=g.rules,
             claimed=claimed,
             corrected=dict(g.corrected_total),
-            winner_claimed=winner_claimed,
-            winner_corrected=winner_value(_winners(g.corrected_total, g.players)),
+            winner_claimed=winner_names(g.end_winner) if g.ended else None,
+            winner_corrected=_winners(g.corrected_total, g.players) or None,
             complete=g.ended,
             first_ts=g.first_ts,
             last_ts=g.last_ts,
             events=g.events,
         )
+
+
+def _reveals_lost_end(g: GameState, t: TurnState, ev: Event) -> bool:
+    """log-format.md, "a lost turn end": a roll of 6 dice by another player of the game,
+    inside an open turn whose latest event is a keep or a roll that scored nothing."""
+    return (
+        ev.type == "roll"
+        and ev.player in g.claimed_total
+        and len(ev.dice or ()) == 6
+        and (t.phase == KEPT or (t.phase == ROLLED and not t.last_roll_scored))
+    )
+
+
+def _lost_end_message(ev: Event, lost: TurnState) -> str:
+    if lost.phase == KEPT:
+        last = lost.keeps[-1].seq if lost.keeps else lost.start_seq
+        after = f"the keep at seq {last}"
+        taken = (f"taken as a bank of the {lost.claimed_sum} points its keeps claimed"
+                 if lost.keeps else "taken as a bank")
+    else:
+        after = f"the roll {_show(lost.last_roll)} at seq {lost.last_roll_seq}, which scored nothing"
+        taken = "taken as a farkle"
+    return (f"seq {ev.seq}: {ev.player} rolled six dice while {lost.player}'s turn {lost.turn} (from seq "
+            f"{lost.start_seq}) was still open after {after}: the line that ended {lost.player}'s turn is "
+            f"missing, so that turn is {taken}")
 
 
 def _names(names: set[str]) -> str:
@@ -671,9 +754,60 @@ def _keep_meld_message(ev: Event, t: TurnState, dice, claimed: int, value: int, 
         f"the {_plain(k.dice)} kept at seq {k.seq}" for k in meld.keeps
     )
     return (
-        f"seq {ev.seq}: kept {_plain(dice)} from roll {_show(t.last_roll)} and counted it with {earlier} "
-        f"as {meld.breakdown}: claimed {claimed}, worth {value}"
+        f"seq {ev.seq}: kept {_plain(dice)} from the roll {_show(t.last_roll)} and counted it with {earlier} "
+        f"as one combination ({meld.breakdown}), but dice of different rolls never combine: claimed "
+        f"{claimed}, worth {value}"
     )
+
+
+_NUMBER_WORDS = ("none", "one", "two", "three", "four", "five", "six")
+
+
+def _count_of(n: int, face: int) -> str:
+    """'three 1s', 'a 5', 'none': a count of one face as a referee says it."""
+    if n == 0:
+        return "none"
+    if n == 1:
+        return f"a {face}"
+    word = _NUMBER_WORDS[n] if n < len(_NUMBER_WORDS) else str(n)
+    return f"{word} {face}s"
+
+
+def _shortfall(kept, rolled) -> str:
+    """Which kept faces the roll did not have enough of: 'kept three 1s, the roll had two'."""
+    parts = []
+    for face, (k, r) in enumerate(zip(kept, rolled), start=1):
+        if k > r:
+            had = _NUMBER_WORDS[r] if r < len(_NUMBER_WORDS) else str(r)
+            parts.append(f"kept {_count_of(k, face)}, the roll had {had}")
+    return "; ".join(parts)
+
+
+def _idle_dice(g: GameState, dice) -> str:
+    """Why a keep is not legal, in words: 'a 2 and a 4 score nothing', or, when the dice
+    that do score cannot all be used together, 'only 1,1 of them can score (200)'."""
+    counts = _counts(dice)
+    best = _best_keep_counts(counts, g.rules)
+    if best is None:
+        return "none of the kept dice scores"
+    idle = [c - b for c, b in zip(counts, best[0])]
+    if any(i and b for i, b in zip(idle, best[0])):
+        return f"only {_plain(counts_to_dice(best[0]))} of them can score together ({best[1]})"
+    parts = [_count_of(n, face) for face, n in enumerate(idle, start=1) if n]
+    verb = "scores" if sum(idle) == 1 else "score"
+    return f"{' and '.join(parts)} {verb} nothing"
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _gap_message(seq: int, expected: int) -> str:
+    missing = seq - expected
+    if missing == 1:
+        return f"seq {seq} comes after seq {expected - 1}: seq {expected} is missing"
+    return f"seq {seq} comes after seq {expected - 1}: seqs {expected} to {seq - 1} are missing ({missing} events)"
 
 
 def audit_items(items: Iterable[Event | BadLine], default_rules: Ruleset | None = None, *,

@@ -297,6 +297,14 @@ PERIOD_TITLES = {
 PERIOD_FORMATS = {"day": "%Y-%m-%d", "week": "%Y-%m-%d", "month": "%b %Y"}
 
 
+def _utc_date(text: str) -> dt.date:
+    """A period bound; the end of a period in 9999 is '10000-01-01', past Python's dates."""
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        return dt.date.max
+
+
 def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
     """Audit findings per period, stacked by code (report table findings_by_period; rows
     with no period are left out). `unit` is the table's period: day, week or month; each bar
@@ -307,8 +315,8 @@ def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
     if unit in ("day", "month"):  # one tick per period (or every few), never between two
         periods = 1
         if dated.num_rows:
-            first = dt.date.fromisoformat(pc.min(dated["period"]).as_py())
-            last = dt.date.fromisoformat(pc.max(dated["period_end"]).as_py())
+            first = _utc_date(pc.min(dated["period"]).as_py())
+            last = _utc_date(pc.max(dated["period_end"]).as_py())
             periods = (last - first).days if unit == "day" else (last.year - first.year) * 12 + last.month - first.month
         axis = alt.Axis(format=PERIOD_FORMATS[unit], labelAngle=-40,
                         tickCount=alt.TimeIntervalStep(interval=unit, step=max(1, -(-periods // 16))))

@@ -398,7 +398,7 @@ def turns_table(turns: list[dict], caption: str) -> str:
         body.append(
             f'<tr class="{severity}" id="{esc(t["game_id"])}-seq-{t["start_seq"]}">'
             f'<td>{t["position"]}</td><th scope="row">{esc(t["player"])} <small>turn {t["turn"]}</small></th>'
-            f"<td>{rolls}</td><td>{esc(t['outcome'])}</td>"
+            f"<td>{rolls}</td><td>{esc(t.get('outcome_label') or t['outcome'])}</td>"
             f'<td>{_points(t["claimed_points"], t["corrected_points"])}</td>'
             f'<td>{_points(t["claimed_total"], t["corrected_total"])}</td>'
             f"<td>{findings}</td></tr>"

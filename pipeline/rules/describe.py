@@ -10,7 +10,12 @@ _SIZE = {4: "four", 5: "five", 6: "six"}
 
 
 def scoring_rows(rules: Ruleset) -> list[tuple[str, int | None]]:
-    """(combination, points) rows; None where the ruleset does not score the combination."""
+    """(combination, points) rows; None where the ruleset does not score the combination
+    (null, or worth 0: rules.md makes a 0-point combination no combination)."""
+    return [(name, points or None) for name, points in _rows(rules)]
+
+
+def _rows(rules: Ruleset) -> list[tuple[str, int | None]]:
     rows: list[tuple[str, int | None]] = [
         ("single 1", rules.single_one),
         ("single 5", rules.single_five),

@@ -12,7 +12,20 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from pipeline.limits import TOO_DEEP, TOO_MANY_DIGITS
+
 N_OF_A_KIND_MODES = ("flat", "doubling", "linear")
+
+#: Upper bounds of the numeric knobs (docs/rules.md, "Limits"). Generous for any real house
+#: rule: the largest real table value is six of a kind = 10,000 and real targets are 2,000 to
+#: 50,000. They keep every figure far inside 64 bits (a keep is worth at most 8 x MAX_POINTS,
+#: under `doubling`), the simulator's games finite (its bots give up after 2,000 turns per
+#: player) and the turn solver's state space, which follows the values, within its budget
+#: for every ruleset on the usual grid of 50.
+MAX_POINTS = 100_000  # every combination, `partial_straights` value, opening, min_bank, farkle_penalty
+MAX_TARGET = 1_000_000  # a hundred times the standard 10,000
+MAX_PENALTY_AFTER = 1_000  # farkles in a row; the usual 3
+UPPER_BOUNDS: dict[str, int] = {"target": MAX_TARGET, "penalty_after": MAX_PENALTY_AFTER}  # others: MAX_POINTS
 
 
 class RulesetError(ValueError):
@@ -35,9 +48,9 @@ class Ruleset:
     knobs are equal whatever their base.
     """
 
-    single_one: int | None = 100
-    single_five: int | None = 50
-    three_ones: int | None = 1000
+    single_one: int = 100
+    single_five: int = 50
+    three_ones: int = 1000
     n_of_a_kind: str = "flat"
     four_kind: int | None = None
     five_kind: int | None = None
@@ -62,7 +75,7 @@ class Ruleset:
             return BUILTIN_RULESETS[name]
         except (KeyError, TypeError):
             raise RulesetError(
-                f"unknown ruleset {name!r}: built-in rulesets are {', '.join(BUILTIN_RULESETS)}"
+                f"unknown ruleset {_show(name)}: built-in rulesets are {', '.join(BUILTIN_RULESETS)}"
             ) from None
 
     @classmethod
@@ -87,7 +100,7 @@ class Ruleset:
         for name, raw in overrides.items():
             if name not in KNOB_NAMES:
                 raise RulesetError(
-                    f"unknown knob {name!r}: knobs are base, {', '.join(KNOB_NAMES)}"
+                    f"unknown knob {_show(name)}: knobs are base, {', '.join(KNOB_NAMES)}"
                 )
             knobs[name] = _validate_knob(name, raw)
         return dataclasses.replace(base, base=base_name, **knobs)
@@ -96,8 +109,10 @@ class Ruleset:
     def from_json_text(cls, text: str) -> "Ruleset":
         try:
             value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise RulesetError(f"ruleset is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise RulesetError(f"ruleset is not valid JSON: {TOO_DEEP}") from None
+        except ValueError as exc:  # JSONDecodeError, or an integer of more than 4300 digits
+            raise RulesetError(f"ruleset is not valid JSON: {json_problem(exc)}") from None
         return cls.from_value(value)
 
     # ---- canonical form -------------------------------------------------------------
@@ -146,10 +161,9 @@ KNOB_NAMES: tuple[str, ...] = tuple(
     f.name for f in dataclasses.fields(Ruleset) if f.name != "base"
 )
 
+# rules.md, "Values": these combination knobs may be null (not a combination); the lone 1,
+# the lone 5 and three 1s may not (0 is how a table switches them off).
 _NULLABLE_POINTS = {
-    "single_one",
-    "single_five",
-    "three_ones",
     "four_kind",
     "five_kind",
     "six_kind",
@@ -158,6 +172,7 @@ _NULLABLE_POINTS = {
     "four_kind_plus_pair",
     "two_triplets",
 }
+_COMBINATION_POINTS = {"single_one", "single_five", "three_ones"}
 _POINTS = {"opening", "min_bank", "farkle_penalty"}
 _POSITIVE = {"penalty_after", "target"}
 
@@ -180,32 +195,61 @@ def _validate_knob(name: str, value: Any) -> Any:
         number = _as_int(value)
         if number is None or number < 0:
             raise RulesetError(
-                f"knob {name!r} must be an integer >= 0 or null (not a combination), got {value!r}"
+                f"knob {name!r} must be an integer >= 0 or null (not a combination), got {_show(value)}"
             )
-        return number
+        return _at_most(f"knob {name!r}", number, UPPER_BOUNDS.get(name, MAX_POINTS), value)
+    if name in _COMBINATION_POINTS:
+        number = _as_int(value)
+        if number is None or number < 0:
+            raise RulesetError(
+                f"knob {name!r} must be an integer >= 0 (0: not a combination; null is not "
+                f"allowed), got {_show(value)}"
+            )
+        return _at_most(f"knob {name!r}", number, UPPER_BOUNDS.get(name, MAX_POINTS), value)
     if name in _POINTS:
         number = _as_int(value)
         if number is None or number < 0:
-            raise RulesetError(f"knob {name!r} must be an integer >= 0 (0 turns it off), got {value!r}")
-        return number
+            raise RulesetError(f"knob {name!r} must be an integer >= 0 (0 turns it off), got {_show(value)}")
+        return _at_most(f"knob {name!r}", number, UPPER_BOUNDS.get(name, MAX_POINTS), value)
     if name in _POSITIVE:
         number = _as_int(value)
         if number is None or number < 1:
-            raise RulesetError(f"knob {name!r} must be an integer >= 1, got {value!r}")
-        return number
+            raise RulesetError(f"knob {name!r} must be an integer >= 1, got {_show(value)}")
+        return _at_most(f"knob {name!r}", number, UPPER_BOUNDS.get(name, MAX_POINTS), value)
     if name == "n_of_a_kind":
         if value not in N_OF_A_KIND_MODES:
             raise RulesetError(
-                f"knob 'n_of_a_kind' must be one of {', '.join(N_OF_A_KIND_MODES)}, got {value!r}"
+                f"knob 'n_of_a_kind' must be one of {', '.join(N_OF_A_KIND_MODES)}, got {_show(value)}"
             )
         return value
     if name == "split_kinds":
         if not isinstance(value, bool):
-            raise RulesetError(f"knob 'split_kinds' must be true or false, got {value!r}")
+            raise RulesetError(f"knob 'split_kinds' must be true or false, got {_show(value)}")
         return value
     if name == "partial_straights":
         return _validate_partial_straights(value)
     raise RulesetError(f"unknown knob {name!r}")  # pragma: no cover - KNOB_NAMES guards
+
+
+def json_problem(exc: ValueError) -> str:
+    """A parser's complaint, in words for the user (Python's advice on digits is not for them)."""
+    return TOO_MANY_DIGITS if "digits" in str(exc) and "limit" in str(exc) else str(exc)
+
+
+def _at_most(what: str, number: int, limit: int, given: Any) -> int:
+    if number > limit:
+        raise RulesetError(f"{what} must be at most {limit:,} (see the limits in docs/rules.md), got {_show(given)}")
+    return number
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    """A knob value for a message: short, whatever the input (a 1 MB string, an integer of
+    5,000 digits, a list nested 900 deep)."""
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        text = "(a value too large to show)"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _validate_partial_straights(value: Any) -> tuple[tuple[str, int], ...] | None:
@@ -214,18 +258,18 @@ def _validate_partial_straights(value: Any) -> tuple[tuple[str, int], ...] | Non
         return None
     if not isinstance(value, Mapping):
         raise RulesetError(
-            f"knob 'partial_straights' must be null or an object of {{faces: points}}, got {value!r}"
+            f"knob 'partial_straights' must be null or an object of {{faces: points}}, got {_show(value)}"
         )
     items: dict[str, int] = {}
     for faces, points in value.items():
         if not _is_run(faces):
-            raise RulesetError(f"knob 'partial_straights' key {faces!r} is not {allowed}")
+            raise RulesetError(f"knob 'partial_straights' key {_show(faces)} is not {allowed}")
         number = _as_int(points)
         if number is None or number < 0:
             raise RulesetError(
-                f"knob 'partial_straights' value for {faces!r} must be an integer >= 0, got {points!r}"
+                f"knob 'partial_straights' value for {_show(faces)} must be an integer >= 0, got {_show(points)}"
             )
-        items[faces] = number
+        items[faces] = _at_most(f"knob 'partial_straights' value for {faces!r}", number, MAX_POINTS, points)
     return _partial_straights_items(items) if items else None
 
 

@@ -82,7 +82,18 @@ def _plural(face: int, n: int) -> str:
 
 @lru_cache(maxsize=64)
 def melds_of(rules: Ruleset) -> tuple[Meld, ...]:
-    """Every combination the ruleset scores, with the dice it uses."""
+    """Every combination the ruleset scores, with the dice it uses.
+
+    A combination worth 0 points is not a combination (rules.md, "Values"): left out here,
+    the dice only it could use score nothing, so a roll of nothing else is a farkle and a
+    keep of them is not legal. Everything downstream (the table, odds, solver, simulator,
+    replay) reads this list, so the rule holds everywhere at once.
+    """
+    return tuple(meld for meld in _candidate_melds(rules) if meld.points)
+
+
+def _candidate_melds(rules: Ruleset) -> list[Meld]:
+    """Every combination the knobs name, whatever its value (None: not a combination)."""
     melds: list[Meld] = []
     if rules.single_one is not None:
         melds.append(Meld(_one(1, 1), "single 1", rules.single_one))
@@ -121,7 +132,7 @@ def melds_of(rules: Ruleset) -> tuple[Meld, ...]:
             counts[a - 1] = 3
             counts[b - 1] = 3
             melds.append(Meld(tuple(counts), f"two triplets ({a}s,{b}s)", rules.two_triplets))  # type: ignore[arg-type]
-    return tuple(melds)
+    return melds
 
 
 @lru_cache(maxsize=64)

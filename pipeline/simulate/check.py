@@ -101,6 +101,20 @@ def check_game(events: list[dict[str, Any]], default_rules: Ruleset | None = Non
     keeps: list[tuple[list[int], int]] = []
     ended = False
 
+    def lost_end() -> None:
+        """log-format.md, "a lost turn end": end the open turn as the log implies, with no
+        finding of its own: a bank of the claimed keeps after a keep, else a farkle."""
+        if phase == "kept":
+            totals[tp] += sum(c for _, c in keeps)
+            opened[tp] = True
+            streak[tp] = 0
+        else:
+            s = streak[tp] + 1
+            due = rules.farkle_penalty if rules.farkle_penalty and s == rules.penalty_after else 0
+            totals[tp] -= due
+            streak[tp] = 0 if due else s
+        end_turn()
+
     def end_turn() -> None:
         nonlocal turn_open, next_seat, first, remaining, over
         turn_open = False
@@ -128,6 +142,14 @@ def check_game(events: list[dict[str, Any]], default_rules: Ruleset | None = Non
         if typ in TURN_TYPES and (over or ended):
             out.append((i, codes[0] if codes else "play_after_game_over"))
             continue
+        lost = (typ == "roll" and turn_open and e["player"] in seat and seat[e["player"]] != tp
+                and len(e["dice"]) == 6 and (phase == "kept" or (phase == "rolled" and missed)))
+        if lost:
+            lost_end()
+            missed = False
+            if over:  # the implied end was the final round's last turn
+                out.append((i, codes[0] if codes else "play_after_game_over"))
+                continue
         if typ in TURN_TYPES:
             name = e["player"]
             if name not in seat:
@@ -136,6 +158,8 @@ def check_game(events: list[dict[str, Any]], default_rules: Ruleset | None = Non
                 codes.append("wrong_player")
             elif not turn_open and typ == "roll" and seat[name] != next_seat:
                 codes.append("wrong_player")
+        if lost:
+            codes.append("missing_turn_end")
         if typ == "roll":
             dice = e["dice"]
             if turn_open:

@@ -28,8 +28,9 @@ from pipeline.simulate.dice import dice_tables
 from pipeline.simulate.writer import encode
 
 #: Codes an injection can plant: every finding of a log (not of a scoresheet), in
-#: log-format.md's order. missing_turn_end always comes with game_incomplete (a game cut off
-#: mid-turn has no game_end either; log-format.md: "a game cut off mid-turn gets both").
+#: log-format.md's order. missing_turn_end is planted two ways: a log cut off mid-turn (with
+#: game_incomplete: "a game cut off mid-turn gets both"), or a turn-ending line dropped so
+#: that the next player's six dice reveal it (log-format.md, "a lost turn end").
 INJECTABLE = tuple(code for code in FINDING_CODES if not code.startswith("sheet_"))
 NOT_INJECTABLE = {
     code: "a scoresheet finding: it compares a hand-kept CSV with the log, no log edit makes it"
@@ -273,7 +274,11 @@ def inj_unknown_game(ev, ctx):
 
 def inj_seq_error(ev, ctx):
     rng = ctx.rng
-    variant = rng.choice(("gap", "gap", "repeat", "backward", "start"))
+    variant = rng.choice(("gap", "gap", "repeat", "backward", "start", "lost_end"))
+    if variant == "lost_end":
+        # a turn-ending line lost with its seq: the gap comes before the missing_turn_end
+        end, t, roll = _drop_turn_end(ev, ctx)
+        return [Planted(roll, "seq_error", f"{t.player}'s {end['type']} line (seq {end['seq']}) was lost")]
     if variant == "gap":
         k = rng.randrange(2, len(ev))
         d = rng.randint(1, 3)
@@ -314,7 +319,10 @@ def inj_wrong_player(ev, ctx):
     turns = turns_of(ev)
     if rng.random() < 0.5:
         turn = rng.choice(turns)
-        inside = [k for k in range(turn.start + 1, turn.end + 1) if ev[k]["type"] != "bank"]
+        # not a six-dice roll after a keep: under another player's name that reads as a lost
+        # turn end (missing_turn_end), not as a mislabelled roll
+        inside = [k for k in range(turn.start + 1, turn.end + 1) if ev[k]["type"] != "bank"
+                  and not (ev[k]["type"] == "roll" and len(ev[k]["dice"]) == 6 and ev[k - 1]["type"] == "keep")]
         if not inside:
             return None
         k = rng.choice(inside)
@@ -663,8 +671,29 @@ def inj_wrong_winner(ev, ctx):
     return [Planted(ev[-1], "wrong_winner", what)]
 
 
+def lost_end_sites(ev) -> list[Turn]:
+    """Turns whose ending line can be dropped so that the next line reveals it (log-format.md,
+    "a lost turn end"): the next turn starts right after with a six-dice roll by another player."""
+    turns = turns_of(ev)
+    return [t for t, nxt in zip(turns, turns[1:])
+            if nxt.start == t.end + 1 and nxt.player != t.player and len(ev[nxt.start]["dice"]) == 6]
+
+
+def _drop_turn_end(ev, ctx) -> tuple[dict, Turn, dict]:
+    """Remove one turn-ending line (a bank or a farkle); returns (the line, its turn, the roll after it)."""
+    t = ctx.rng.choice(lost_end_sites(ev))
+    end = ev.pop(t.end)
+    return end, t, ev[t.end]
+
+
 def inj_missing_turn_end(ev, ctx):
     rng = ctx.rng
+    if rng.random() < 0.5:
+        # the turn-ending line is lost and seq numbering closes over it (a client that numbers
+        # what it writes): the next player's six dice reveal it
+        end, t, roll = _drop_turn_end(ev, ctx)
+        renumber(ev)
+        return [Planted(roll, "missing_turn_end", f"{t.player}'s {end['type']} line was lost before this roll")]
     t = rng.choice(turns_of(ev))
     k = rng.randrange(t.start, t.end)
     del ev[k + 1 :]

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable, Sequence
 
 from pipeline.rules import Ruleset
-from pipeline.simulate.bots import DEFAULT_BOTS
-from pipeline.simulate.game import game_id, game_rng, play_game, seat_players, start_time
+from pipeline.simulate.bots import BOTS, DEFAULT_BOTS
+from pipeline.simulate.game import SimulationError, game_id, game_rng, play_game, seat_players, start_time
 from pipeline.simulate.inject import INJECTABLE, Injected, inject, injectable_under
 from pipeline.simulate.writer import LineWriter, encode
 
@@ -65,6 +65,20 @@ def parse_players(spec: str) -> tuple[int, int]:
     return lo, hi
 
 
+def _check_policy_bots(bots: Sequence[str], rules: Sequence[Ruleset]) -> None:
+    """A bot that plays the solved turn (`optimal`) needs every ruleset solvable within the
+    solver's budget: say which is not, rather than fail in the middle of the output."""
+    if not any(BOTS[b].policy for b in bots if b in BOTS):
+        return
+    from pipeline.strategy.solver import SolverBudgetError, check_budget
+
+    for ruleset in rules:
+        try:
+            check_budget(ruleset)
+        except SolverBudgetError as exc:
+            raise SimulationError(f"the optimal bot cannot play: {exc}") from None
+
+
 def simulate(
     out: str | Path | BinaryIO,
     games: int,
@@ -87,6 +101,7 @@ def simulate(
     """
     summary = Summary()
     rules = list(rules)
+    _check_policy_bots(bots, rules)  # before a line is written
     codes = list(inject_codes)
     for code in codes if inject_rate > 0 else ():
         why = [injectable_under(code, r) for r in rules]

@@ -2,6 +2,8 @@
 
 Rows are dicts keyed by the column names of pipeline.tables; missing columns are null.
 This is not ingest: nothing is checked or derived, so a test controls every figure.
+The layout is the simplest the format allows: one snapshot whose manifest sits in the
+dataset directory itself (`_current.json` names `manifest.json`), tables in `<table>/`.
 """
 from __future__ import annotations
 
@@ -12,14 +14,20 @@ from typing import Any, Iterable, Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.dataset_check import FORMAT, MANIFEST
+from pipeline.dataset_check import FORMAT, MANIFEST, POINTER, Pointer
 from pipeline.tables import DATASET_VERSION, TABLES
 
 
 def write_manifest(root: Path, **extra: Any) -> None:
+    """Make `root` a dataset of the Parquet files now in `root/<table>/` (subdirectories
+    too): a manifest listing them (in name order) and the pointer naming that manifest.
+    Call it again after adding or removing files."""
     root.mkdir(parents=True, exist_ok=True)
-    manifest = {"format": FORMAT, "dataset_version": DATASET_VERSION, **extra}
+    tables = {t: sorted(p.relative_to(root / t).as_posix() for p in (root / t).rglob("*.parquet")) for t in TABLES}
+    manifest = {"format": FORMAT, "dataset_version": DATASET_VERSION, "snapshot": 1, "tables": tables,
+                "files": [], "ingests": [], **extra}
     (root / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    (root / POINTER).write_text(json.dumps(Pointer(1, MANIFEST).to_json()) + "\n", encoding="utf-8")
 
 
 def write_table(root: Path, table: str, rows: Iterable[Mapping[str, Any]], part: str = "part-0.parquet") -> Path:
@@ -40,8 +48,8 @@ def write_table(root: Path, table: str, rows: Iterable[Mapping[str, Any]], part:
 def write_dataset(root: str | Path, tables: Mapping[str, Iterable[Mapping[str, Any]]], manifest: bool = True) -> Path:
     """A dataset at `root` with the given rows; every other table is written empty."""
     root = Path(root)
-    if manifest:
-        write_manifest(root)
     for table in TABLES:
         write_table(root, table, tables.get(table, ()))
+    if manifest:
+        write_manifest(root)
     return root

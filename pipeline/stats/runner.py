@@ -2,7 +2,7 @@
 
 Every file `sql/<name>.sql` is one model: a chain of named CTEs ending in `select * from
 final`. Models refer to each other, to the dataset's tables (`src_<table>`, defined here from
-the dataset path) and to `exact_odds` by name. Layers, by file-name prefix:
+the files the dataset's manifest lists) and to `exact_odds` by name. Layers, by file-name prefix:
 
 - `stg_`  rename and cast one source table;
 - `int_`  apply the filters, join what belongs together;
@@ -96,11 +96,11 @@ def connect(dataset: Dataset) -> duckdb.DuckDBPyConnection:
     sql/macros.sql; the filters are still unset (see `set_variables`)."""
     con = duckdb.connect()
     for table, schema in TABLES.items():
-        if dataset.has_files(table):
-            glob = dataset.table_glob(table).replace("'", "''")
+        if dataset.has_files(table):  # exactly the manifest's files: never a glob (docs/dataset.md)
+            files = ", ".join("'" + path.replace("'", "''") + "'" for path in dataset.duckdb_paths(table))
             con.execute(
                 f"create temp view src_{table} as select * from "
-                f"read_parquet('{glob}', hive_partitioning = true, union_by_name = true)"
+                f"read_parquet([{files}], hive_partitioning = false, union_by_name = true)"
             )
         else:  # a table with no files: empty, with the contract's columns
             con.register(f"src_{table}_empty", schema.empty_table())

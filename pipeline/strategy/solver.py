@@ -16,11 +16,11 @@ Points live on the ruleset's grid g (the gcd of every keep value: 50 under stand
 states are integer levels p = level * g.
 
 Solved exactly up to float rounding by backward induction over levels, from the cap down:
-every keep worth > 0 moves to a higher level. Keeps worth 0 (only with knobs such as
-`single_five: 0`) stay on the same level; such a level is solved by value iteration from
-below, which converges to the optimal value because all rewards are >= 0 (positive dynamic
-programming: iterating the Bellman operator from a lower bound climbs to its least fixed
-point, the optimal value).
+every keep worth > 0 moves to a higher level. Since rules.md made a combination worth 0 no
+combination, no keep is worth 0 and no level feeds itself; should one ever (a future
+knob), it is solved by value iteration from below, which converges to the optimal value
+because all rewards are >= 0 (positive dynamic programming: iterating the Bellman operator
+from a lower bound climbs to its least fixed point, the optimal value).
 
 Why the cap is exact, not a truncation. Let f_n be the farkle probability of n dice and, for
 p beyond every floor, suppose the player banks at once whenever f_n > 0 (the large-p policy;
@@ -44,16 +44,26 @@ grow beyond the few ulps each sum adds. A 40-digit decimal solve of standard (`n
 agrees to 2.5e-12 points; the test asserts < 1e-9. Actions are compared with TOL = 1e-7
 points; on a tie the policy banks.
 
+State budget. The table follows the ruleset's values: (cap / g + largest keep / g + 1) x 6
+entries per bank floor, so a ruleset off the usual grid (values sharing no divisor, g = 1)
+or with huge values would take minutes and gigabytes. `Policy` refuses, before allocating
+anything, a ruleset needing more than SOLVER_STATE_BUDGET entries, raising SolverBudgetError
+(a ValueError); the commands that use the policy then say so in one line and go on without
+it. `refusals()` lets a command collect those lines from deep inside a library call.
+
 No I/O and no clock here: `solve(rules)` is pure and cached per ruleset.
 """
 from __future__ import annotations
 
+import json
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache, reduce
 from math import factorial, fsum, gcd
 from operator import itemgetter, mul
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from pipeline.rules.ruleset import Ruleset
 from pipeline.rules.scoring import counts_to_dice, dice_counts
@@ -64,6 +74,12 @@ MODEL_NOTE = (
     "farkle penalties and the race to the target are not modelled"
 )
 TOL = 1e-7  # points: roll only when it beats banking by more than this
+#: Most value-table entries solved for one ruleset (all bank floors together): about 1.5 s of
+#: one core of a small machine (bench/solver.py: grid 10, 24,120 entries, 1.1 to 1.3 s; standard,
+#: 5,160 entries, 0.15 to 0.26 s). `standard` needs 5,160;
+#: a house table whose values are all multiples of 25 about 10,000, of 10 about 24,000. Values
+#: that share no divisor (grid 1) or huge single scores (a lone 1 = 100,000) need millions.
+SOLVER_STATE_BUDGET = 30_000
 BANK, ROLL = "bank", "roll"
 _WEIGHTS = (100000, 10000, 1000, 100, 10, 1)
 
@@ -178,6 +194,62 @@ def default_cap(rules: Ruleset) -> int:
     return (int(minimum_cap(rules) // g) + 2) * g
 
 
+class SolverBudgetError(ValueError):
+    """The ruleset's turn needs more states than SOLVER_STATE_BUDGET: it is not solved."""
+
+
+_refusals: ContextVar[list[str] | None] = ContextVar("solver_refusals", default=None)
+
+
+@contextmanager
+def refusals() -> Iterator[list[str]]:
+    """Collect, in order and once each, the message of every ruleset the solver refuses
+    while the block runs, for a command to print after a library call that carried on
+    without the policy (stats, report)."""
+    collected: list[str] = []
+    token = _refusals.set(collected)
+    try:
+        yield collected
+    finally:
+        _refusals.reset(token)
+
+
+def state_count(rules: Ruleset, cap: int | None = None) -> int:
+    """The value-table entries solving `rules` (up to `cap`, default `default_cap`) takes."""
+    m = moves(rules)
+    cap = default_cap(rules) if cap is None else cap
+    floors = len({rules.min_bank, max(rules.opening, rules.min_bank)})
+    return floors * 6 * (cap // m.granularity + m.max_dv + 1)
+
+
+def check_budget(rules: Ruleset, cap: int | None = None) -> None:
+    """Raise SolverBudgetError if solving `rules` would pass SOLVER_STATE_BUDGET. Cheap: no
+    table is built."""
+    needed = state_count(rules, cap)
+    if needed > SOLVER_STATE_BUDGET:
+        g = moves(rules).granularity
+        message = (
+            f"ruleset {_describe(rules)} is not solved: it needs {needed:,} solver states (grid {g}, "
+            f"cap {default_cap(rules) if cap is None else cap:,}), over the budget of {SOLVER_STATE_BUDGET:,}"
+        )
+        collected = _refusals.get()
+        if collected is not None and message not in collected:
+            collected.append(message)
+        raise SolverBudgetError(message)
+
+
+def _describe(rules: Ruleset) -> str:
+    """A built-in's name, else the knobs that differ from its base, as compact JSON."""
+    from pipeline.rules import BUILTIN_RULESETS
+
+    base = BUILTIN_RULESETS.get(rules.base)
+    if base is None or base == rules or rules.name in BUILTIN_RULESETS:
+        return rules.name
+    mine, theirs = rules.to_dict(), base.to_dict()
+    changed = {k: v for k, v in mine.items() if k != "base" and theirs[k] != v}
+    return json.dumps({"base": rules.base, **changed}, separators=(",", ":"))
+
+
 @dataclass
 class _Solved:
     floor: int
@@ -246,6 +318,7 @@ class Policy:
     def __init__(self, rules: Ruleset, cap: int, num: Callable[[Any], Any] = float):
         m = moves(rules)
         g = m.granularity
+        check_budget(rules, cap)  # before anything is allocated
         if cap % g or cap <= minimum_cap(rules):
             raise ValueError(
                 f"cap {cap} must be a multiple of {g} above {minimum_cap(rules):.1f}, "

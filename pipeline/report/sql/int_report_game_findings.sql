@@ -1,7 +1,9 @@
 -- Intermediate (report): every finding of the games detailed on the page
 -- (getvariable('r_games'), a list of game ids), whatever the filters: a dispute view shows the
 -- whole game. turn_start_seq: the turn the finding fell in (its seq between the turn's first
--- event and the next turn's), null for findings about the game as a whole.
+-- event and the next turn's), null for findings about the game as a whole. A turn whose end
+-- was implied (end_implied: the ending line was lost) has end_seq = the roll that revealed
+-- it, which is the next turn's first event: that seq belongs to the next turn.
 with findings as (
     select
         game_id::varchar as game_id,
@@ -23,7 +25,7 @@ turn_spans as (
         game_id::varchar as game_id,
         start_seq::bigint as start_seq,
         coalesce(
-            end_seq,
+            case when end_implied then end_seq - 1 else end_seq end,
             lead(start_seq) over (partition by game_id order by start_seq) - 1
         )::bigint as last_seq
     from src_turns

@@ -1,7 +1,8 @@
 -- Report (report page): the turn-by-turn timeline of the games of getvariable('r_games'):
 -- each turn's rolls (dice, what was kept, the points claimed for the keep and what the dice
 -- were worth), its claimed and corrected points and running totals, and its findings
--- (finding_list; codes: their distinct codes, comma-separated).
+-- (finding_list; codes: their distinct codes, comma-separated). outcome_label says when the
+-- turn's ending line was lost and replay supplied the end the log implies (end_implied).
 with turns as (
     select
         game_id::varchar as game_id,
@@ -12,6 +13,7 @@ with turns as (
         rolls::integer as rolls,
         hot_dice::integer as hot_dice,
         outcome::varchar as outcome,
+        coalesce(end_implied, false)::boolean as end_implied,
         claimed_points::bigint as claimed_points,
         corrected_points::bigint as corrected_points,
         claimed_total::bigint as claimed_total,
@@ -67,6 +69,11 @@ final as (
         turns.start_seq,
         turns.end_seq,
         turns.outcome,
+        turns.end_implied,
+        case
+            when turns.end_implied then turns.outcome || ' (implied: the ' || turns.outcome || ' line is missing)'
+            else turns.outcome
+        end as outcome_label,
         turns.rolls,
         turns.hot_dice,
         turns.claimed_points,

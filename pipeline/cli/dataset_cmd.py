@@ -1,0 +1,92 @@
+"""`farkle-logs dataset check|repair`: is a dataset whole, and if not, make it usable again
+(pipeline/dataset_verify.py, pipeline/dataset_repair.py; docs/dataset.md, "Damage and repair")."""
+from __future__ import annotations
+
+import json
+
+import typer
+
+from pipeline.cli.common import EXIT_DATA, EXIT_OK, TextOrJson, stdout, usage_error
+from pipeline.cli.main import app
+
+dataset_app = typer.Typer(
+    help="Check a dataset directory file by file, or repair one that is damaged.", no_args_is_help=True
+)
+app.add_typer(dataset_app, name="dataset")
+
+FULL_HELP = "Also read every row of every file (slower): finds damage inside a file, not only in its footer."
+
+
+@dataset_app.command("check")
+def check(
+    dataset: str = typer.Argument(..., help="A dataset directory written by `farkle-logs ingest`."),
+    full: bool = typer.Option(False, "--full", help=FULL_HELP),
+    format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", help="Report as text or json."),
+) -> None:
+    """Verify the pointer (_current.json), the manifest it names, and that every file the
+    manifest lists is a readable Parquet file with its table's schema; count rows.
+
+    Exit 0: healthy. 1: problems found (each named; `dataset repair` says how it would
+    fix them). 2: DATASET is not a farkle-logs dataset (missing, foreign, another version)."""
+    from pipeline.dataset_check import DatasetError
+    from pipeline.dataset_verify import check_dataset
+
+    try:
+        report = check_dataset(dataset, full=full)
+    except DatasetError as exc:
+        usage_error(str(exc))
+    if format is TextOrJson.json:
+        stdout.print_json(json.dumps(report.to_dict()))
+    else:
+        stdout.print(_check_text(dataset, report), markup=False)
+    raise typer.Exit(EXIT_OK if report.healthy else EXIT_DATA)
+
+
+def _check_text(path: str, report) -> str:
+    from pipeline.tables import TABLES
+
+    lines = [f"dataset {path}: " + (f"snapshot {report.snapshot} ({report.manifest_path})"
+                                    if report.snapshot is not None else "no usable pointer")]
+    if report.rows:
+        lines.append(f"{'table':<14}{'files':>8}{'rows':>14}")
+        for table in TABLES:
+            lines.append(f"{table:<14}{report.files.get(table, 0):>8,}{report.rows.get(table, 0):>14,}")
+    if report.problems:
+        lines.append(f"problems ({len(report.problems)}):")
+        lines += [f"  {p}" for p in report.problems]
+    if report.notes:
+        lines.append("notes:")
+        lines += [f"  {n}" for n in report.notes]
+    lines.append("healthy" if report.healthy else
+                 f"DAMAGED: `farkle-logs dataset repair {path}` points it at its newest complete snapshot")
+    return "\n".join(lines)
+
+
+@dataset_app.command("repair")
+def repair(
+    dataset: str = typer.Argument(..., help="A dataset directory written by `farkle-logs ingest`."),
+    full: bool = typer.Option(False, "--full", help=FULL_HELP),
+    format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", help="Report as text or json."),
+) -> None:
+    """Point a damaged dataset at its newest complete snapshot; deletes nothing (snapshots
+    it drops go to DATASET/.damaged/) and names the input files to ingest again.
+
+    Exit 0: healthy, or repaired. 1: no snapshot verifies (nothing changed). 2: DATASET is
+    not a farkle-logs dataset, another ingest holds it, or it cannot be written."""
+    from pipeline.dataset_check import DatasetError
+    from pipeline.dataset_repair import repair_dataset
+    from pipeline.ingest.store import StoreError
+
+    try:
+        result = repair_dataset(dataset, full=full)
+    except (DatasetError, StoreError) as exc:
+        usage_error(str(exc))
+    if format is TextOrJson.json:
+        stdout.print_json(json.dumps(result.to_dict()))
+    else:
+        lines = [f"{dataset}: {action}" for action in result.actions]
+        if result.reingest:
+            lines.append(f"{dataset}: ingest these files again (they were in the snapshots dropped): "
+                         + ", ".join(result.reingest))
+        stdout.print("\n".join(lines), markup=False)
+    raise typer.Exit(EXIT_OK if result.ok else EXIT_DATA)

@@ -1,0 +1,165 @@
+"""The console script's entry point: run the command, then turn whatever escaped it into one
+message and an exit code. No input or dataset state may end in a bare Python traceback
+(docs/reliability.md, "Exit codes"):
+
+- a known error (damaged or foreign dataset, unusable output path, bad ruleset or input)
+  that a command did not catch: `error: ...`, exit 2;
+- a full disk, a read-only or forbidden path: `error: PATH: cause`, exit 2;
+- standard output that cannot be written (`> /dev/full`): `error: cannot write output:
+  No space left on device`, exit 2; a reader that closed the pipe early (`| head`): quiet,
+  exit 141, what a shell reports for a process stopped by SIGPIPE;
+- Ctrl-C: exit 130;
+- anything else is a bug: a one-line header asking for a report, then the traceback,
+  exit 70 (EX_SOFTWARE of sysexits.h).
+
+Commands are tested through Typer's CliRunner, which bypasses this module; tests of this
+module run the console script in a subprocess.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import sys
+import traceback
+from typing import Any
+
+EXIT_USAGE = 2
+EXIT_BUG = 70
+EXIT_INTERRUPTED = 130
+EXIT_PIPE_CLOSED = 141
+BUG_HEADER = "farkle-logs hit a bug; please report it with the command you ran"
+
+# Errors of the machine, not of farkle-logs: the path and the cause say all there is to say.
+ENVIRONMENT_ERRNOS = frozenset({
+    errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EFBIG,
+    errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR,
+    errno.EISDIR, errno.ENXIO, errno.ESTALE,
+})
+
+
+class OutputError(Exception):
+    """Standard output could not be written. Not an OSError on purpose: a command's own
+    `except OSError` (about its input or output files) must not swallow it."""
+
+    def __init__(self, cause: OSError):
+        super().__init__(os.strerror(cause.errno) if cause.errno else str(cause))
+        self.cause = cause
+
+    @property
+    def pipe_closed(self) -> bool:
+        return isinstance(self.cause, BrokenPipeError) or self.cause.errno == errno.EPIPE
+
+
+class _Guarded:
+    """A stream whose write errors become OutputError; everything else is the stream's."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+
+    def write(self, data: Any) -> Any:
+        try:
+            return self._stream.write(data)
+        except OSError as exc:
+            raise OutputError(exc) from None
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise OutputError(exc) from None
+
+    @property
+    def buffer(self) -> "_Guarded":
+        return _Guarded(self._stream.buffer)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def main() -> None:
+    """`farkle-logs ...` (pyproject's console script) and `python -m pipeline.cli`."""
+    real_stdout = sys.stdout
+    if real_stdout is not None:
+        sys.stdout = _Guarded(real_stdout)
+    code = _run()
+    sys.stdout = real_stdout
+    sys.exit(code)
+
+
+def _run() -> int:
+    try:
+        try:
+            from pipeline.cli.main import app
+
+            app(prog_name="farkle-logs")
+            code = 0
+        except SystemExit as exit_:
+            code = _exit_code(exit_)
+        sys.stdout.flush()  # output still buffered must reach its file, or say why not
+        return code
+    except OutputError as exc:
+        _silence_stdout()
+        if exc.pipe_closed:
+            return EXIT_PIPE_CLOSED
+        _error(f"cannot write output: {exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _silence_stdout()
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # the last line of defence: see the module docstring
+        _silence_stdout()
+        message = _known_error(exc)
+        if message is not None:
+            _error(message)
+            return EXIT_USAGE
+        _error(BUG_HEADER)
+        _error(traceback.format_exc().rstrip("\n"), prefix="")
+        return EXIT_BUG
+
+
+def _exit_code(exit_: SystemExit) -> int:
+    if exit_.code is None:
+        return 0
+    if isinstance(exit_.code, int):
+        return exit_.code
+    _error(str(exit_.code), prefix="")
+    return 1
+
+
+def _known_error(exc: BaseException) -> str | None:
+    """The one-line message of an error that is not a bug, or None."""
+    from pipeline.dataset_check import DatasetError
+    from pipeline.ingest.store import StoreError, describe_os_error
+    from pipeline.inputs import InputError
+    from pipeline.rules import RulesetError
+
+    if isinstance(exc, (DatasetError, StoreError, InputError, RulesetError)):
+        return str(exc)
+    if isinstance(exc, OSError) and exc.errno in ENVIRONMENT_ERRNOS:
+        return describe_os_error(exc, "(a file)")
+    if type(exc).__module__.startswith("duckdb") and "No space left on device" in str(exc):
+        return "DuckDB's temporary files: No space left on device"
+    return None
+
+
+def _silence_stdout() -> None:
+    """Point file descriptor 1 at /dev/null, so the interpreter's last flush of what is
+    still buffered cannot fail again (and print "Exception ignored ...")."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 1)
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _error(message: str, prefix: str = "error: ") -> None:
+    try:
+        sys.stderr.write(f"{prefix}{message}\n")
+        sys.stderr.flush()
+    except OSError:
+        pass  # stderr is gone too: the exit code is all that is left

@@ -1,0 +1,96 @@
+"""Stage 3, route: events → hash buckets of game ids, spilled to disk as Arrow IPC.
+
+Every event of a game lands in the same bucket (crc32 of the game id's UTF-8, modulo the
+bucket count), so a bucket is a set of whole games and replays on its own. Each parsed
+block becomes one IPC file with one record batch per bucket (empty ones included), in
+line order within each bucket; replaying bucket b reads batch b of every block's file,
+memory-mapped, in block order, which is reading order. So memory holds one block while
+parsing and one bucket while replaying, whatever the input size.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from zlib import crc32
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.replay.partition import ORDER_COLUMN
+
+
+BUCKET_BYTES = 16 << 20  # about this much log per bucket: ~150 K events, ~300 MiB in the reference replay
+
+
+def bucket_count(total_bytes: int, workers: int) -> int:
+    """Enough buckets that one holds about BUCKET_BYTES of log (the reference replay holds a
+    Python object per event of the bucket), and at least two per worker so the replay stage
+    balances."""
+    return max(2 * max(workers, 1), -(-total_bytes // BUCKET_BYTES))
+
+
+def buckets_of(game_ids: pa.Array, buckets: int) -> pa.Array:
+    """The bucket of each row: crc32 once per distinct game id, then a take."""
+    encoded = pc.dictionary_encode(game_ids)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    ids = encoded.dictionary.to_pylist()
+    per_id = pa.array([crc32(g.encode("utf-8", "surrogatepass")) % buckets for g in ids], pa.int32())
+    return per_id.take(encoded.indices)
+
+
+def spill(events: pa.Table, file_ordinal: int, buckets: int, path: Path) -> pa.Table:
+    """Write `events` (one block, EVENTS columns) to `path` grouped by bucket, each bucket in
+    line order, with the ordering column added; returns the rows in that order (without it)."""
+    if events.num_rows:
+        keys = pa.table({"b": buckets_of(events.column("game_id").combine_chunks(), buckets),
+                         "l": events.column("source_line")})
+        order = pc.sort_indices(keys, sort_keys=[("b", "ascending"), ("l", "ascending")])
+        events = events.take(order)
+        counts = pc.value_counts(keys.column("b").take(order)).to_pylist()
+        sizes = {c["values"]: c["counts"] for c in counts}
+    else:
+        sizes = {}
+    ordered = events.append_column(ORDER_COLUMN, pa.array([file_ordinal] * events.num_rows, pa.int32()))
+    write_buckets(ordered, [sizes.get(b, 0) for b in range(buckets)], path)
+    return events
+
+
+def write_buckets(ordered: pa.Table, sizes: list[int], path: Path) -> None:
+    """`ordered` grouped by bucket with `sizes[b]` rows of bucket b: one batch per bucket."""
+    ordered = ordered.combine_chunks()
+    with pa.ipc.new_file(str(path), ordered.schema) as writer:
+        start = 0
+        for size in sizes:
+            part = ordered.slice(start, size)
+            batch = part.to_batches()[0] if size else pa.RecordBatch.from_pylist([], schema=ordered.schema)
+            writer.write_batch(batch)
+            start += size
+
+
+def gather(paths: list[Path], bucket: int) -> pa.Table:
+    """Bucket `bucket` of every spilled file, in the order of `paths`."""
+    batches = []
+    schema = None
+    for path in paths:
+        reader = pa.ipc.open_file(pa.memory_map(str(path)))
+        schema = reader.schema
+        batch = reader.get_batch(bucket)
+        if batch.num_rows:
+            batches.append(batch)
+    if schema is None:
+        raise ValueError("no spilled files")
+    return pa.Table.from_batches(batches, schema=schema)
+
+
+def spill_ordered(ordered: pa.Table, buckets: int, path: Path) -> None:
+    """Spill rows that already carry the ordering column (stored events of games to replay
+    again), grouped by bucket, each bucket in (file_ordinal, source_line) order."""
+    if ordered.num_rows:
+        b = buckets_of(ordered.column("game_id").combine_chunks(), buckets)
+        keys = pa.table({"b": b, "f": ordered.column(ORDER_COLUMN), "l": ordered.column("source_line")})
+        order = pc.sort_indices(keys, sort_keys=[("b", "ascending"), ("f", "ascending"), ("l", "ascending")])
+        ordered = ordered.take(order)
+        sizes = {c["values"]: c["counts"] for c in pc.value_counts(b.take(order)).to_pylist()}
+    else:
+        sizes = {}
+    write_buckets(ordered, [sizes.get(i, 0) for i in range(buckets)], path)

@@ -1,0 +1,96 @@
+"""Stage 5, write: Arrow tables of one dataset table → Parquet files in staging.
+
+Tables are gathered into row groups of ROW_GROUP rows and written by a background thread
+(Parquet encoding and zstd run without the GIL, so they overlap the Python work of the
+other stages); one write per table is in flight at a time, which keeps order and bounds
+memory. A new file starts every ROWS_PER_FILE rows, so files stay few and large.
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline import tables
+
+ROW_GROUP = 131_072  # rows per Parquet row group (tables are gathered up to this)
+ROWS_PER_FILE = 2_000_000  # a new Parquet file after this many rows (parallel reads)
+
+
+class TableSink:
+    def __init__(self, directory: Path, table: str, prefix: str, executor: ThreadPoolExecutor):
+        self.directory = directory / table
+        self.table = table
+        self.schema = tables.TABLES[table]
+        self.prefix = prefix
+        self.files: list[Path] = []
+        self.rows = 0  # rows written in all files
+        self._executor = executor
+        self._writer: pq.ParquetWriter | None = None
+        self._file_rows = 0
+        self._pending: list[pa.Table] = []
+        self._pending_rows = 0
+        self._in_flight: Future | None = None
+
+    def write(self, table: pa.Table) -> None:
+        if table.num_rows == 0:
+            return
+        self._pending.append(table)
+        self._pending_rows += table.num_rows
+        self.rows += table.num_rows
+        if self._pending_rows >= ROW_GROUP:
+            self._submit()
+
+    def _submit(self) -> None:
+        data = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
+        self._pending, self._pending_rows = [], 0
+        if self._in_flight is not None:
+            self._in_flight.result()
+        self._in_flight = self._executor.submit(self._write_now, data)
+
+    def _write_now(self, data: pa.Table) -> None:
+        if self._writer is None or self._file_rows >= ROWS_PER_FILE:
+            self._close_file()
+            path = self.directory / f"part-{self.prefix}-{len(self.files):04d}.parquet"
+            self._writer = pq.ParquetWriter(path, self.schema, compression="zstd")
+            self.files.append(path)
+            self._file_rows = 0
+        self._writer.write_table(data, row_group_size=data.num_rows)
+        self._file_rows += data.num_rows
+
+    def _close_file(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            with open(self.files[-1], "rb+") as fh:
+                os.fsync(fh.fileno())
+            self._writer = None
+
+    def close(self) -> None:
+        if self._pending:
+            self._submit()
+        if self._in_flight is not None:
+            self._in_flight.result()
+            self._in_flight = None
+        self._close_file()
+
+
+class Sinks:
+    """One TableSink per dataset table, sharing one writer thread."""
+
+    def __init__(self, staging: Path, prefix: str):
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet")
+        self.by_table = {name: TableSink(staging, name, prefix, self._thread) for name in tables.TABLES}
+
+    def write(self, table: str, data: pa.Table) -> None:
+        self.by_table[table].write(data)
+
+    def close(self) -> dict[str, list[Path]]:
+        try:
+            for sink in self.by_table.values():
+                sink.close()
+        finally:
+            self._thread.shutdown()
+        return {name: sink.files for name, sink in self.by_table.items()}

@@ -1,0 +1,133 @@
+"""Stage 1, split: one input → blocks of whole lines, each with the number of its first line.
+
+The blocks are what the parse stage works on, one per task, on whichever core is free.
+Splitting is the only stage that reads the input sequentially: it decompresses (a gzip
+stream once, here), hashes the stored bytes for the manifest and counts newlines, all C
+calls over megabytes at a time, so one core keeps up with the parsers.
+
+Line numbers and the reading contract are those of `pipeline.reader.lines.iter_lines`
+(numbered from 1 in the decompressed data, blank lines included; a broken gzip stream gives
+up its complete lines and a FileProblem; a UTF-8 BOM is dropped): the same private helpers
+do the decompressing. A line longer than `max_line` bytes is never held whole: the
+splitter keeps its first `RAW_LIMIT` bytes for the reject, skips the rest up to the next
+newline in bounded memory, and hands it on as an already made BadLine.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from pipeline.inputs import InputError, InputSource
+from pipeline.model import BadLine, FileProblem
+from pipeline.limits import MAX_LINE_BYTES  # the default line-length cap (bytes, newline excluded)
+from pipeline.reader import lines as _lines
+from pipeline.reader.parse import long_line_reject
+from pipeline.reader.validate import line_text
+
+BLOCK_BYTES = 16 << 20  # a parse task's share of input; bigger blocks hold more memory per worker
+RAW_LIMIT = 64 * 1024  # rejects.raw keeps at most this many characters of a line
+HEAD_BYTES = 4 * RAW_LIMIT + 4  # kept of an over-long line: enough for RAW_LIMIT + 1 characters
+
+
+@dataclass
+class Block:
+    """Whole lines of one input: `data` ends with b"\\n" (a missing final newline is added)."""
+
+    source: int  # index of the input in the run's reading order
+    name: str
+    first_line: int  # number of the first line of `data`
+    data: bytes
+    long_lines: list[BadLine] = field(default_factory=list)  # over-long lines just before `data`
+
+    @property
+    def lines(self) -> int:
+        return self.data.count(b"\n") + len(self.long_lines)
+
+
+def too_long(file: str, line: int, size: int, head: bytes, max_line: int) -> BadLine:
+    """The reject of a line over the cap; `head`: its first bytes (HEAD_BYTES are kept).
+    Made by the reader's one constructor, so `audit` and `ingest` say the same words."""
+    return long_line_reject(file, line, size, head, max_line)
+
+
+def split_source(source: InputSource, index: int, block_bytes: int = BLOCK_BYTES,
+                 max_line: int = MAX_LINE_BYTES) -> Iterator[Block]:
+    """Blocks of `source` in order. Nothing raises for bad data: when the file cannot be read
+    or its stream breaks, the blocks before the break come out and `source.problem` says
+    where. `source.lines`, `raw_bytes` and `sha256` are final when the iteration ends
+    (blank lines are counted by the parse stage)."""
+    try:
+        stream = source.open()
+    except (OSError, InputError) as exc:
+        reason = exc.reason if isinstance(exc, InputError) else (exc.strerror or str(exc))
+        source.problem = FileProblem(source.name, None, f"cannot read: {reason}")
+        return
+    block_bytes = max(block_bytes, max_line + 1)
+    hasher = hashlib.sha256()
+    name = source.name
+    line = 1  # number of the next line to begin
+    pending: list[bytes] = []  # data not yet cut into a block
+    pending_size = 0
+    long_lines: list[BadLine] = []  # over-long lines between the last block and `pending`
+    skipping: tuple[int, bytes] | None = None  # (bytes so far, head) of an over-long line being skipped
+    finished = False
+    try:
+        for chunk in _lines._data_chunks(stream, source, hasher):
+            source.data_bytes += len(chunk)
+            if skipping is not None:
+                cut = chunk.find(b"\n")
+                if cut < 0:
+                    skipping = (skipping[0] + len(chunk), skipping[1])
+                    continue
+                long_lines.append(too_long(name, line, skipping[0] + cut, skipping[1], max_line))
+                line += 1
+                skipping = None
+                chunk = chunk[cut + 1:]
+                if not chunk:
+                    continue
+            pending.append(chunk)
+            pending_size += len(chunk)
+            if pending_size < block_bytes:
+                continue
+            data = b"".join(pending)
+            cut = data.rfind(b"\n")
+            if cut >= 0:
+                yield Block(index, name, line, data[: cut + 1], long_lines)
+                line += data.count(b"\n", 0, cut + 1)
+                long_lines = []
+                data = data[cut + 1:]
+            if len(data) > max_line:  # no newline within the cap: skip this line
+                skipping, data = (len(data), data[:HEAD_BYTES]), b""
+            pending, pending_size = ([data], len(data)) if data else ([], 0)
+        if skipping is not None:
+            long_lines.append(too_long(name, line, skipping[0], skipping[1], max_line))
+            line += 1
+        data = b"".join(pending)
+        if data and not data.endswith(b"\n"):
+            data += b"\n"  # a last line without a newline is still a line
+        if data or long_lines:
+            yield Block(index, name, line, data, long_lines)
+            line += data.count(b"\n")
+        finished = True
+    except _lines._Broken as exc:
+        data = b"".join(pending)
+        cut = data.rfind(b"\n")
+        if cut >= 0 or long_lines:
+            yield Block(index, name, line, data[: cut + 1], long_lines)
+            line += data.count(b"\n", 0, cut + 1)
+        lost = len(data) - (cut + 1) + (skipping[0] if skipping else 0)
+        complete = line - 1
+        where = f"line {complete + 1} was cut after {lost} bytes" if lost else f"after line {complete}"
+        source.problem = FileProblem(name, complete + 1, f"{exc}: {where}; the rest of the file was not read")
+        finished = True
+    except OSError as exc:
+        source.problem = FileProblem(name, line, f"read error: {exc.strerror or exc}")
+    finally:
+        source.lines = line - 1
+        if finished:
+            _lines._drain(stream, source, hasher)
+            source.sha256 = hasher.hexdigest()
+        if not source.is_stdin:
+            stream.close()
+

@@ -1,0 +1,218 @@
+"""The work of one core: parse blocks (stage 2) and route them (3), replay buckets (4), and
+write what they give (5). The main process only splits (stage 1) and commits.
+
+A `Worker` is the same object in a child process and inline in the main process (small
+inputs, one core): the pool decides where it runs, not what it does. Each worker writes its
+own Parquet files (prefix `<ingest_id>-w<N>`), so no two processes share a file.
+
+Parallel work runs in spawned processes, not threads: parsing and the reference replay
+are Python and hold the GIL. Spawned, not forked: the parent may hold DuckDB or Arrow
+thread pools, which fork does not copy safely.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import queue
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline import tables
+from pipeline.ingest import batches, route
+from pipeline.ingest.incremental import drop_stored_lines
+from pipeline.ingest.parse import parse_block
+from pipeline.ingest.sinks import Sinks
+from pipeline.ingest.split import Block
+from pipeline.replay.partition import bad_line_findings, replay_partition
+from pipeline.rules import Ruleset
+
+
+@dataclass
+class Config:
+    """What every worker of one ingest needs to know; sent once to each process."""
+
+    ingest_id: str
+    staging: Path
+    default_rules: Ruleset
+    buckets: int
+    max_line: int
+    stored_games: frozenset[str] = frozenset()  # games with events in the dataset
+    reread: dict[str, "Any"] = field(default_factory=dict)  # file name → its stored lines (incremental)
+
+    @property
+    def spill_dir(self) -> Path:
+        return self.staging / "spill"
+
+
+@dataclass
+class BlockResult:
+    source: int
+    lines: int = 0
+    blank: int = 0
+    events: int = 0
+    duplicates: int = 0
+    rejects: int = 0
+    touched: set[str] = field(default_factory=set)  # stored games that get events here
+    superseded: list[tuple[str, int, str | None]] = field(default_factory=list)  # (file, line, game_id)
+
+
+@dataclass
+class BucketResult:
+    games: int = 0
+    findings_error: int = 0
+    findings_warning: int = 0
+
+
+class Worker:
+    def __init__(self, config: Config, number: int):
+        self.config = config
+        self.sinks = Sinks(config.staging, f"{config.ingest_id}-w{number}")
+
+    def parse(self, block: Block, file_ordinal: int, spill_path: Path) -> BlockResult:
+        """Parse a block, route its events to the spill file, write events and rejects."""
+        c = self.config
+        parsed = parse_block(block, c.ingest_id, c.max_line)
+        result = BlockResult(block.source, lines=parsed.lines, blank=parsed.blank)
+        events, bad = parsed.events, parsed.bad
+        if block.name in c.reread:
+            events, bad, result.duplicates, result.superseded = drop_stored_lines(
+                c.reread[block.name], block, events, bad)
+        ordered = route.spill(events, file_ordinal, c.buckets, spill_path)
+        self.sinks.write("events", ordered)
+        if bad:
+            self.sinks.write("rejects", batches.rejects_table(bad, c.ingest_id))
+            self.sinks.write("findings", bad_line_findings(bad))
+        result.events, result.rejects = events.num_rows, len(bad)
+        if c.stored_games and events.num_rows:
+            ids = pc.unique(events.column("game_id")).to_pylist()
+            result.touched = {g for g in ids if g in c.stored_games}
+        return result
+
+    def replay(self, bucket: int, spill_paths: list[Path]) -> BucketResult:
+        """Replay the whole games of one bucket and write their derived tables."""
+        events = route.gather(spill_paths, bucket)
+        out = replay_partition(events, self.config.default_rules)
+        del events  # unmaps the spilled pieces
+        for name, table in out.items():
+            self.sinks.write(name, table)
+        # The collector is off in workers (parse and replay hold many small objects), but a
+        # replayed bucket leaves reference cycles behind (the engine's state): free them now,
+        # or memory grows with every bucket.
+        gc.collect()
+        findings = out["findings"]
+        warnings = pc.sum(pc.equal(findings.column("severity"), "warning")).as_py() or 0
+        return BucketResult(out["games"].num_rows, findings.num_rows - warnings, warnings)
+
+    def close(self) -> dict[str, list[Path]]:
+        return self.sinks.close()
+
+
+# ---------------------------------------------------------------------- the pool
+class WorkerError(RuntimeError):
+    """A worker failed or died: a bug, reported with its traceback."""
+
+
+class Pool:
+    """`processes` spawned workers pulling tasks from one queue, or (processes = 0) one
+    worker inline in this process. Results come back in completion order, tagged."""
+
+    def __init__(self, config: Config, processes: int):
+        self.config = config
+        self.inline = Worker(config, 0) if processes == 0 else None
+        self._done: list[tuple[Any, Any]] = []
+        self._procs = []
+        if processes:
+            import multiprocessing
+
+            ctx = multiprocessing.get_context("spawn")
+            self._inbox = ctx.Queue()
+            self._outbox = ctx.Queue()
+            for number in range(processes):
+                p = ctx.Process(target=_worker_main, args=(config, number + 1, self._inbox, self._outbox,
+                                                            os.getpid()), daemon=True)
+                p.start()
+                self._procs.append(p)
+        self.in_flight = 0
+
+    @property
+    def processes(self) -> int:
+        return len(self._procs)
+
+    def submit(self, tag: Any, method: str, *args: Any) -> None:
+        self.in_flight += 1
+        if self.inline is not None:
+            self._done.append((tag, getattr(self.inline, method)(*args)))
+        else:
+            self._inbox.put((tag, method, args))
+
+    def next_result(self) -> tuple[Any, Any]:
+        """The next finished task's (tag, result); raises WorkerError if a worker failed."""
+        self.in_flight -= 1
+        if self.inline is not None:
+            return self._done.pop(0)
+        return self._receive()
+
+    def _receive(self) -> Any:
+        while True:
+            try:
+                status, tag, payload = self._outbox.get(timeout=1.0)
+            except queue.Empty:
+                dead = [p for p in self._procs if not p.is_alive()]
+                if dead:
+                    raise WorkerError(f"ingest worker process died (exit code {dead[0].exitcode})") from None
+                continue
+            if status == "oserror":
+                errno, strerror, filename = payload
+                raise OSError(errno, strerror, filename) if filename is not None else OSError(errno, strerror)
+            if status == "error":
+                raise WorkerError(f"ingest worker failed:\n{payload}")
+            return tag, payload
+
+    def close(self) -> dict[str, list[Path]]:
+        """Every worker closes its files; the files of all workers, per table."""
+        if self.inline is not None:
+            return self.inline.close()
+        for _ in self._procs:
+            self._inbox.put(None)
+        files: dict[str, list[Path]] = {name: [] for name in tables.TABLES}
+        for _ in self._procs:
+            tag, payload = self._receive()
+            for name, paths in payload.items():
+                files[name].extend(paths)
+        for p in self._procs:
+            p.join()
+        return files
+
+    def terminate(self) -> None:
+        for p in self._procs:
+            if p.is_alive():
+                p.terminate()
+        for p in self._procs:
+            p.join()
+
+
+def _worker_main(config: Config, number: int, inbox, outbox, parent: int) -> None:
+    gc.disable()  # parse and replay hold many small objects; the collector would rescan them
+    try:
+        worker = Worker(config, number)
+        while True:
+            try:
+                task = inbox.get(timeout=1.0)
+            except queue.Empty:
+                if os.getppid() != parent:
+                    os._exit(1)  # the main process is gone (killed): stop
+                continue
+            if task is None:
+                outbox.put(("closed", None, worker.close()))
+                return
+            tag, method, args = task
+            outbox.put(("ok", tag, getattr(worker, method)(*args)))
+    except OSError as exc:  # a full or read-only disk: the parent reports it as for its own writes
+        outbox.put(("oserror", None, (exc.errno, exc.strerror, exc.filename)))
+    except BaseException:
+        outbox.put(("error", None, traceback.format_exc()))

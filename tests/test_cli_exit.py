@@ -1,0 +1,106 @@
+"""The console script's last line of defence (pipeline/cli/entry.py): output that cannot be
+written, a closed pipe, known errors that escape a command, and real bugs.
+
+These run `python -m pipeline.cli` in a subprocess: Typer's CliRunner calls the commands
+directly and would bypass the handler under test.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from pipeline.ingest import ingest
+from tests.dataset_helpers import ROOT, farkle, two_logs
+
+SAMPLE = ROOT / "sample_logs" / "standard.jsonl"
+FULL = "error: cannot write output: No space left on device\n"
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    a, _ = two_logs(tmp_path_factory.mktemp("logs"))
+    ds = tmp_path_factory.mktemp("data") / "ds"
+    ingest([str(a)], ds)
+    return ds
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["audit", SAMPLE],
+        ["audit", SAMPLE, "-f", "json"],
+        ["rules", "show", "standard"],
+        ["stats", "{ds}", "-s", "players"],
+        ["stats", "{ds}", "-s", "player_summary", "-f", "csv"],
+        ["dataset", "check", "{ds}"],
+        ["ingest", SAMPLE, "--out", "{new}"],
+    ],
+    ids=lambda a: " ".join(str(x) for x in a[:3] if "{" not in str(x) and "/" not in str(x)),
+)
+def test_output_to_a_full_disk_is_one_message_and_exit_2(dataset, tmp_path, args):
+    args = [str(a).format(ds=dataset, new=tmp_path / "new") for a in args]
+    with open("/dev/full", "wb") as full:
+        proc = farkle(*args, stdout=full)
+    assert proc.stderr.decode() == FULL
+    assert proc.returncode == 2
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "simulate", "-n", "300", "-s", "1"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.read(100)  # the reader takes a little, then goes away (`| head`)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141
+    assert b"Traceback" not in err and b"Exception ignored" not in err and b"Broken pipe" not in err
+
+
+def _run_patched(patch: str, *args: str) -> subprocess.CompletedProcess:
+    """The CLI with `patch` (Python) applied first: how a test plants a bug."""
+    code = textwrap.dedent(patch) + textwrap.dedent(f"""
+        import sys
+        sys.argv = ["farkle-logs", *{list(args)!r}]
+        from pipeline.cli.entry import main
+        main()
+    """)
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, timeout=180)
+
+
+def test_a_bug_gets_the_please_report_header_then_the_traceback(dataset):
+    proc = _run_patched(
+        """
+        import pipeline.stats
+        def broken(*args, **kwargs):
+            raise RuntimeError("boom")
+        pipeline.stats.compute = broken
+        """,
+        "stats", str(dataset),
+    )
+    err = proc.stderr.decode()
+    assert proc.returncode == 70
+    assert err.startswith("error: farkle-logs hit a bug; please report it with the command you ran\n")
+    assert "Traceback (most recent call last):" in err and err.rstrip().endswith("RuntimeError: boom")
+
+
+def test_a_known_error_that_escapes_a_command_is_one_line(dataset):
+    proc = _run_patched(
+        """
+        import pipeline.stats
+        from pipeline.ingest.store import StoreError
+        def broken(*args, **kwargs):
+            raise StoreError("somewhere: something the user can fix")
+        pipeline.stats.compute = broken
+        """,
+        "stats", str(dataset),
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.decode() == "error: somewhere: something the user can fix\n"
+
+
+def test_the_console_script_runs_the_handler():
+    scripts = {e.name: e.value for e in importlib.metadata.entry_points(group="console_scripts")}
+    assert scripts["farkle-logs"] == "pipeline.cli.entry:main"
