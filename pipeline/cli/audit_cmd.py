@@ -21,6 +21,7 @@ from pipeline.cli.common import (
     stdout,
     usage_error,
 )
+from pipeline.cli.engine_options import Engine, check_engine, engine_option, master_option, spark_or_exit
 from pipeline.cli.main import app
 from pipeline.inputs import resolve
 from pipeline.model import FileProblem
@@ -50,6 +51,8 @@ def audit(
         150.0, "--blunder-threshold", min=0.0, help="--coach: mark choices losing more than this as blunders."
     ),
     max_line_bytes: int = max_line_bytes_option(),
+    engine: Engine = engine_option(),
+    spark_master: Optional[str] = master_option(),
 ) -> None:
     """Replay every game against the rules. Exit 0: no errors; 1: findings; 2: bad usage."""
     default_rules = rules_or_exit(rules) if rules is not None else None
@@ -57,6 +60,12 @@ def audit(
         usage_error("--coach needs exactly one --game ID")
     if coach and format not in (AuditFormat.text, AuditFormat.json):
         usage_error("--coach prints text or json")
+    check_engine(engine, spark_master)
+    if engine is Engine.spark:
+        if scoresheet is not None or coach:
+            usage_error("--scoresheet and --coach are for --engine local (docs/spark.md)")
+        if "-" in logs:
+            usage_error("--engine spark reads files its tasks can open: stdin (-) is for --engine local")
     resolution = resolve(logs)
     for notice in resolution.notices:
         stderr.print(f"note: {notice}", markup=False)
@@ -73,15 +82,22 @@ def audit(
     file_problems: list[FileProblem] = []
     if coach:
         _coach(resolution, game[0], default_rules, format, blunder_threshold, max_line_bytes)
-    with progress_bar("auditing") as advance:
-        report = audit_stream(
-            read_events(resolution.sources, on_problem=file_problems.append, max_line_bytes=max_line_bytes),
-            default_rules,
-            games=set(game) if game else None,
-            sheet=sheet,
-            trace=format is AuditFormat.text,
-            on_item=advance,
-        )
+    if engine is Engine.spark:
+        from pipeline.engines.spark.audit import audit as spark_audit
+
+        with spark_or_exit(spark_master) as spark:
+            report = spark_audit(spark, resolution.sources, default_rules, games=set(game) if game else None,
+                                 max_line_bytes=max_line_bytes)
+    else:
+        with progress_bar("auditing") as advance:
+            report = audit_stream(
+                read_events(resolution.sources, on_problem=file_problems.append, max_line_bytes=max_line_bytes),
+                default_rules,
+                games=set(game) if game else None,
+                sheet=sheet,
+                trace=format is AuditFormat.text,
+                on_item=advance,
+            )
     report.file_problems.extend(file_problems)
     for p in report.file_problems:
         where = f"{p.file}:{p.line}" if p.line is not None else p.file
