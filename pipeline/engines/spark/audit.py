@@ -94,19 +94,12 @@ def _finding(r: dict) -> Finding:
                    r["message"], _number(r["claimed"]), _number(r["expected"]), ts)
 
 
-def _winner(names: list[str] | None) -> str | list[str] | None:
-    """The table's list of winners in the audit's form: one name alone, a tie as a list."""
-    if names is None:
-        return None
-    return names[0] if len(names) == 1 else list(names)
-
-
 def _game(r: dict) -> GameResult:
     return GameResult(
         r["game_id"], tuple(r["players"] or ()),
         Ruleset.from_value(json.loads(r["ruleset"])) if r["ruleset"] is not None else None,
         json.loads(r["claimed"]) if r["claimed"] is not None else {},
         json.loads(r["corrected"]) if r["corrected"] is not None else {},
-        _winner(r["winner_claimed"]), _winner(r["winner_corrected"]), bool(r["complete"]),
+        r["winner_claimed"], r["winner_corrected"], bool(r["complete"]),
         events=r["events"] or 0,
     )
