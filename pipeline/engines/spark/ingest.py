@@ -43,10 +43,12 @@ if TYPE_CHECKING:
 # What a task says: kind "events" (payload: Arrow IPC of one bucket's events, `bucket` set)
 # or "result" (payload: JSON of counts and written files).
 BLOB_SCHEMA = "kind string, source int, bucket int, payload binary"
-FILES_SCHEMA = "source int, name string, path string, ordinal int"
+FILES_SCHEMA = "source int, name string, path string, ordinal int, start long, end long, first_line long"
+RANGES_SCHEMA = "source int, start long, lines long"
 BLOB = pa.schema([("kind", pa.string()), ("source", pa.int32()), ("bucket", pa.int32()), ("payload", pa.binary())])
 IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")  # the shuffle's bytes per event
-PARSE_WORKER, REPLAY_WORKER = 100_000, 200_000  # file-name prefixes -w<n> of the two jobs' tasks
+# file-name prefixes -w<n> of the tasks: whole files, replay partitions, byte ranges
+WHOLE_WORKER, REPLAY_WORKER, RANGE_WORKER = 10**7, 2 * 10**7, 10**9
 
 
 @dataclass
@@ -85,25 +87,42 @@ class SparkReading:
         self._parsed: "DataFrame | None" = None
 
     def read_all(self, to_read: list[tuple[InputSource, Any]], block_bytes: int) -> list[Any]:
-        from pipeline.ingest.run import SourceCounts
+        """Job 1. A plain file of more than `block_bytes` is parsed as byte ranges by
+        several tasks, each knowing its first line number (`_first_lines`); any other file
+        (gzip, small) by one task reading it whole, as the local splitter does."""
+        from pipeline.ingest.run import SourceCounts, file_sha256
 
-        rows = []
+        counts = [SourceCounts(path=c.path, size=c.size, sha256=c.sha256) for _, c in to_read]
+        rows, ranges = [], []
         for index, (source, _) in enumerate(to_read):
             if source.path is None:
                 raise ValueError("stdin cannot be read by --engine spark")  # refused by the CLI first
             ordinal = self.stored.ordinals[incremental.file_key(source.name, self.config.ingest_id)]
-            rows.append((index, source.name, str(Path(source.path).resolve()), ordinal))
+            path = str(Path(source.path).resolve())
+            size = _plain_size(path)
+            if size is None or size <= block_bytes:
+                rows.append((index, source.name, path, ordinal, -1, -1, 0))
+                continue
+            counts[index].size = size
+            counts[index].sha256 = counts[index].sha256 or file_sha256(path)
+            for start in range(0, size, block_bytes):
+                ranges.append((index, source.name, path, ordinal, start, min(start + block_bytes, size), 0))
+        rows += _first_lines(self.spark, ranges)
         files = self.spark.createDataFrame(rows, FILES_SCHEMA).repartition(max(1, len(rows)))
         parsed = files.mapInArrow(_parse_task(self.config, block_bytes), BLOB_SCHEMA).persist()
         self._parsed = parsed
         results = parsed.filter("kind = 'result'").select("source", "payload").collect()
-        counts = [SourceCounts(path=c.path, size=c.size, sha256=c.sha256) for _, c in to_read]
         for row in results:
             r = json.loads(row["payload"])
             c = counts[row["source"]]
-            c.lines, c.size, c.sha256 = r["lines"], r["size"], r["sha256"]
-            c.blank_lines, c.events, c.duplicates, c.rejects = r["blank"], r["events"], r["duplicates"], r["rejects"]
-            c.problems = r["problems"]
+            if r["whole"]:
+                c.lines, c.size, c.sha256, c.problems = r["lines"], r["size"], r["sha256"], r["problems"]
+            else:
+                c.lines += r["lines"]
+            c.blank_lines += r["blank"]
+            c.events += r["events"]
+            c.duplicates += r["duplicates"]
+            c.rejects += r["rejects"]
             self.touched |= set(r["touched"])
             self.superseded += [tuple(s) for s in r["superseded"]]
             self._add_files(r["files"])
@@ -137,6 +156,94 @@ class SparkReading:
     def _add_files(self, files: dict[str, list[str]]) -> None:
         for name, paths in files.items():
             self.files[name].extend(Path(p) for p in paths)
+
+
+def _plain_size(path: str) -> int | None:
+    """The size of a file that byte ranges can split: not gzip (a stream is read from its
+    start), readable; None otherwise (read whole, by one task)."""
+    from pipeline.reader.lines import GZIP_MAGIC
+
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(len(GZIP_MAGIC)) == GZIP_MAGIC:
+                return None
+            return fh.seek(0, 2)
+    except OSError:
+        return None
+
+
+def _first_lines(spark: "SparkSession", ranges: list[tuple]) -> list[tuple]:
+    """The number of each range's first line: a small Spark job counts the lines that
+    start in each range (a line belongs to the range its first byte is in), the driver sums
+    them in file order."""
+    if not ranges:
+        return []
+    df = spark.createDataFrame(ranges, FILES_SCHEMA).repartition(len(ranges))
+    got = {(r["source"], r["start"]): r["lines"]
+           for r in df.mapInArrow(_count_task, RANGES_SCHEMA).collect()}
+    out, line, current = [], 1, None
+    for source, name, path, ordinal, start, end, _ in ranges:
+        if source != current:
+            line, current = 1, source
+        out.append((source, name, path, ordinal, start, end, line))
+        line += got[(source, start)]
+    return out
+
+
+def _count_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Lines starting in [start, end): a line starts at 0 and after every newline but the
+    file's last byte, so these are the newlines at [start - 1, end - 1), plus 1 at 0."""
+    for batch in batches:
+        sources, starts, lines = [], [], []
+        for r in batch.to_pylist():
+            a, b = max(r["start"] - 1, 0), r["end"] - 1
+            n = 1 if r["start"] == 0 else 0
+            with open(r["path"], "rb") as fh:
+                fh.seek(a)
+                left = b - a
+                while left > 0:
+                    chunk = fh.read(min(left, 8 << 20))
+                    if not chunk:
+                        break
+                    n += chunk.count(b"\n")
+                    left -= len(chunk)
+            sources.append(r["source"]), starts.append(r["start"]), lines.append(n)
+        yield pa.RecordBatch.from_arrays([pa.array(sources, pa.int32()), pa.array(starts, pa.int64()),
+                                          pa.array(lines, pa.int64())], names=["source", "start", "lines"])
+
+
+def _range_block(index: int, name: str, path: str, start: int, end: int, first_line: int):
+    """The whole lines starting in [start, end) of a plain file, as a splitter Block."""
+    from pipeline.ingest.split import Block
+    from pipeline.reader.lines import UTF8_BOM
+
+    with open(path, "rb") as fh:
+        if start > 0:
+            fh.seek(start - 1)
+            data = fh.read(end - start + 1)
+            cut = data.find(b"\n")  # the line at `start` begins after the first newline at >= start - 1
+            data = data[cut + 1:] if cut >= 0 else b""
+            if not data:  # no line starts in this range
+                return Block(index, name, first_line, b"")
+        else:
+            data = fh.read(end)
+        if not data.endswith(b"\n"):  # the range's last line runs on past `end`
+            rest = []
+            while True:
+                chunk = fh.read(1 << 20)
+                if not chunk:
+                    break
+                cut = chunk.find(b"\n")
+                if cut >= 0:
+                    rest.append(chunk[: cut + 1])
+                    break
+                rest.append(chunk)
+            data += b"".join(rest)
+            if data and not data.endswith(b"\n"):
+                data += b"\n"  # a last line without a newline is still a line
+    if start == 0 and data.startswith(UTF8_BOM):  # after the first line is whole: a range may cut the BOM
+        data = data[len(UTF8_BOM):]
+    return Block(index, name, first_line, data)
 
 
 def _blobs_of_spill(path: Path) -> list[tuple[str, int, int, bytes]]:
@@ -182,15 +289,23 @@ def _parse_task(config: Config, block_bytes: int):
         for batch in batches:
             for f in batch.to_pylist():
                 source = InputSource(f["name"], Path(f["path"]))
-                worker = Worker(config, PARSE_WORKER + f["source"])
+                whole = f["start"] < 0
+                if whole:
+                    blocks = split_source(source, f["source"], block_bytes, config.max_line)
+                    number = WHOLE_WORKER + f["source"]
+                else:
+                    blocks = iter([_range_block(f["source"], f["name"], f["path"], f["start"], f["end"],
+                                                f["first_line"])])
+                    number = RANGE_WORKER + f["source"] * 10**6 + f["start"] // block_bytes
+                worker = Worker(config, number)
                 result = {"blank": 0, "events": 0, "duplicates": 0, "rejects": 0, "touched": set(),
-                          "superseded": []}
+                          "superseded": [], "whole": whole, "lines": 0}
                 spill_dir = Path(tempfile.mkdtemp(prefix="farkle-spark-"))
                 try:
-                    for n, block in enumerate(split_source(source, f["source"], block_bytes, config.max_line)):
+                    for n, block in enumerate(blocks):
                         spill = spill_dir / f"block-{n:06d}.arrow"
                         r = worker.parse(block, f["ordinal"], spill)
-                        for key in ("blank", "events", "duplicates", "rejects"):
+                        for key in ("blank", "events", "duplicates", "rejects", "lines"):
                             result[key] += getattr(r, key)
                         result["touched"] |= r.touched
                         result["superseded"] += r.superseded
@@ -202,8 +317,9 @@ def _parse_task(config: Config, block_bytes: int):
                     shutil.rmtree(spill_dir, ignore_errors=True)
                 files = worker.close()
                 p = source.problem
+                if whole:
+                    result.update(lines=source.lines, size=source.raw_bytes, sha256=source.sha256)
                 result.update(
-                    lines=source.lines, size=source.raw_bytes, sha256=source.sha256,
                     problems=[] if p is None else [{"file": p.file, "line": p.line, "reason": p.reason}],
                     touched=sorted(result["touched"]),
                     files={name: [str(x) for x in paths] for name, paths in files.items()},
