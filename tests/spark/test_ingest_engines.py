@@ -66,6 +66,8 @@ def runs(spark, logs):
     one = {"local": ingest(first, datasets["local"]),
            "spark": spark_ingest(spark, first, datasets["spark"], block_bytes=4096)}
     one_tables = {name: {t: read_table(ds, t) for t in tables.TABLES} for name, ds in datasets.items()}
+    one_tables["checked"] = {name: CliRunner().invoke(app, ["dataset", "check", str(ds)])
+                             for name, ds in datasets.items()}
     # run 2: the file grew and one of its stored lines changed; a new file continues games
     changed = list(lines[:60])
     changed[35] = b'{"game_id": "late", "seq": 1, "type": "roll", "player": "x", "dice": [1]}'
@@ -104,6 +106,28 @@ def test_second_run_tables_agree(runs, table):
     _, _, _, datasets = runs
     assert_same_rows(read_table(datasets["local"], table), read_table(datasets["spark"], table),
                      ordered=False, what=table)
+
+
+def test_dataset_check_passes_after_the_first_run(runs):
+    _, one_tables, _, _ = runs
+    for name, out in one_tables["checked"].items():
+        assert out.exit_code == 0, (name, out.output)
+
+
+def test_dataset_check_says_the_same_of_both_datasets(runs):
+    """Rows per table and problems alike (file counts differ: Spark writes one file per
+    task). The local engine's second run leaves a manifest count that `dataset check`
+    flags (a superseded line, reported to the coordinator): the Spark one must match it."""
+    _, _, _, datasets = runs
+    out = {name: CliRunner().invoke(app, ["dataset", "check", str(ds)]) for name, ds in datasets.items()}
+    assert out["spark"].exit_code == out["local"].exit_code
+
+    def rows_and_problems(name: str) -> list[str]:
+        text = out[name].stdout.replace(str(datasets[name]), "DS")
+        return [line.split()[0] + " " + line.split()[-1] if line[:1].isalpha() and len(line.split()) == 3
+                else line for line in text.splitlines()]
+
+    assert rows_and_problems("spark") == rows_and_problems("local")
 
 
 def test_stats_output_is_the_same_over_either_dataset(runs):
