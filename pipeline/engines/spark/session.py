@@ -20,6 +20,7 @@ the user's PYSPARK_PYTHON wins, else the same path is assumed to exist on the ex
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from contextlib import contextmanager
@@ -125,11 +126,31 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
             "pip install 'pyspark[connect]'"
         ) from None
     except Exception as exc:  # the JVM did not start, the master is unreachable
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SparkUnavailable(f"cannot start Spark (master {master or remote}): {first}") from None
+        hint = "" if remote or is_local(master) else "; is the master running and reachable from here?"
+        raise SparkUnavailable(f"cannot start Spark (master {master or remote}): {_reason(exc)}{hint}") from None
     if not remote:
         spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _reason(exc: Exception) -> str:
+    """The innermost Java exception's message of a Py4J error (its first line only says
+    "An error occurred while calling ..."), else the error's first line."""
+    java = getattr(exc, "java_exception", None)  # py4j's error: ask the JVM for the root cause
+    if java is not None:
+        try:
+            while java.getCause() is not None:
+                java = java.getCause()
+            message = (java.getMessage() or "").strip().splitlines()
+            return java.getClass().getName() + (f": {message[0]}" if message else "")
+        except Exception:  # the JVM is gone: fall back to the text
+            pass
+    text = str(exc).strip()
+    causes = [m.group(1) for m in re.finditer(r"^\s*(?:Caused by: )?((?:[\w$]+\.)+[\w$]*(?:Exception|Error): .*)$",
+                                              text, re.MULTILINE)]
+    if causes:
+        return causes[-1].strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _apply_required(spark: "SparkSession") -> None:
