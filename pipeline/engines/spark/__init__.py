@@ -5,9 +5,11 @@
 - `transpile`: the DuckDB SQL models of `sql/` rewritten for Spark SQL with sqlglot (one
   source of truth per model);
 - `stats`: `farkle-logs stats --engine spark`;
-- `text`: log files as numbered raw lines, split across tasks with exact line numbers;
-- `ingest`, `audit`: parse per split, group by game, replay with the local engine's
-  per-partition function, write the dataset's snapshot.
+- `ingest`: `ingest --engine spark`, the local ingest with its parse and replay stages as
+  Spark jobs (whole files or byte ranges with exact line numbers, routed by game, replayed
+  by `replay_partition`);
+- `audit`: `audit --engine spark`, the findings of those jobs;
+- `submit`: the entry point for `spark-submit`.
 
 pyspark is an optional extra (`pip install 'farkle-logs[spark]'`): importing this package
 does not import it.

@@ -6,8 +6,10 @@ games continued from earlier ingests, the summary and the atomic commit of datas
 2. So both engines write the same tables by construction, and what differs is only where
 the work runs:
 
-    job 1, parse (one task per input file):
-        split_source -> parse_block -> Parquet of events, rejects, bad-line findings
+    job 0, count (plain files over one block only): the lines starting in each byte range
+    job 1, parse (one task per gzip or small file, or per byte range of a plain file):
+        split_source or the range's lines -> parse_block -> Parquet of events, rejects,
+        bad-line findings
         -> the events routed by hash bucket of game_id: one Arrow IPC blob per bucket
     shuffle: the blobs, repartitioned by bucket (so every event of a game meets in one task)
     job 2, replay (one task per partition of buckets):
@@ -279,8 +281,8 @@ def _blob_batch(rows: list[tuple[str, int, int, bytes]]) -> pa.RecordBatch:
 
 # ---------------------------------------------------------------------- the tasks
 def _parse_task(config: Config, block_bytes: int):
-    """Job 1's function: for each input file of the partition, the local Worker's parse of
-    every block (Parquet of events, rejects and bad-line findings written to staging), then
+    """Job 1's function: for each file (or byte range) of the partition, the local Worker's
+    parse of every block (Parquet of events, rejects and bad-line findings written to staging), then
     one blob per non-empty bucket of its events and one result row."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
