@@ -21,6 +21,7 @@ from pipeline.cli.common import (
     stdout,
     usage_error,
 )
+from pipeline.cli.engine_options import Engine, check_engine, engine_option, master_option, spark_or_exit
 from pipeline.cli.main import app
 
 
@@ -52,6 +53,8 @@ def audit(
         help="--coach: mark choices losing more than this as blunders.",
     ),
     max_line_bytes: int = max_line_bytes_option(),
+    engine: Engine = engine_option(),
+    spark_master: Optional[str] = master_option(),
 ) -> None:
     """Replay every game against the rules: findings with file, line and seq, the turns
     involved, claimed against corrected scores and winners.
@@ -59,7 +62,7 @@ def audit(
     Exit 0: no errors; 1: findings; 2: bad usage (a missing file, a --game or scoresheet
     that matches nothing, a scoresheet that cannot be read).
     """
-    from pipeline.audit import audit_sources, audit_stream, read_sheet
+    from pipeline.audit import read_sheet
     from pipeline.cli.audit_render import print_text, sheet_verdict, write_csv, write_json, write_jsonl
     from pipeline.inputs import resolve
     from pipeline.model import FileProblem
@@ -70,6 +73,12 @@ def audit(
         usage_error("--coach needs exactly one --game ID")
     if coach and format not in (AuditFormat.text, AuditFormat.json):
         usage_error("--coach prints text or json")
+    check_engine(engine, spark_master)
+    if engine is Engine.spark:
+        if scoresheet is not None or coach:
+            usage_error("--scoresheet and --coach are for --engine local (docs/spark.md)")
+        if "-" in logs:
+            usage_error("--engine spark reads files its tasks can open: stdin (-) is for --engine local")
     resolution = resolve(logs)
     for notice in resolution.notices:
         note(notice)
@@ -88,28 +97,17 @@ def audit(
     if coach:
         _coach(resolution, game[0], default_rules, format, blunder_threshold, seen, max_line_bytes)
     file_problems: list[FileProblem] = []
-    with progress_bar("auditing") as advance:
-        if game or sheet is not None:
-            # One game or a scoresheet: the reference path, watching every game id read (what a
-            # --game typo is compared to). audit_sources would take this path for them too.
-            report = audit_stream(
-                seen.watch(read_events(resolution.sources, on_problem=file_problems.append,
-                                       max_line_bytes=max_line_bytes)),
-                default_rules,
-                games=set(game) if game else None,
-                sheet=sheet,
-                trace=format is AuditFormat.text,
-                on_item=advance,
-            )
-        else:  # every game: the two-pass fast path (pipeline.audit_fast), the same report
-            report = audit_sources(
-                resolution.sources,
-                default_rules,
-                trace=format is AuditFormat.text,
-                on_item=advance,
-                on_problem=file_problems.append,
-                max_line_bytes=max_line_bytes,
-            )
+    if engine is Engine.spark:
+        from pipeline.engines.spark.audit import audit as spark_audit
+
+        with spark_or_exit(spark_master) as spark:
+            report = spark_audit(spark, resolution.sources, default_rules, games=set(game) if game else None,
+                                 max_line_bytes=max_line_bytes)
+        seen.ids.update(dict.fromkeys(g.game_id for g in report.games))  # what --game is checked against
+    else:
+        with progress_bar("auditing") as advance:
+            report = _audit_local(resolution, default_rules, game, sheet, format, seen, file_problems, advance,
+                                  max_line_bytes)
     report.file_problems.extend(file_problems)
     for source in resolution.sources:
         if source.is_stdin and source.problem is None and source.lines == source.blank_lines:
@@ -143,6 +141,33 @@ def audit(
     if report.errors or report.file_problems or report.sheet_problems:
         raise typer.Exit(EXIT_DATA)
     raise typer.Exit(EXIT_OK)
+
+
+def _audit_local(resolution, default_rules, game, sheet, format, seen, file_problems, advance, max_line_bytes):
+    """One game or a scoresheet: the reference path, watching every game id read (what a
+    --game typo is compared to; audit_sources would take this path for them too). Every
+    game: the two-pass fast path (pipeline.audit_fast), the same report."""
+    from pipeline.audit import audit_sources, audit_stream
+    from pipeline.reader import read_events
+
+    if game or sheet is not None:
+        return audit_stream(
+            seen.watch(read_events(resolution.sources, on_problem=file_problems.append,
+                                   max_line_bytes=max_line_bytes)),
+            default_rules,
+            games=set(game) if game else None,
+            sheet=sheet,
+            trace=format is AuditFormat.text,
+            on_item=advance,
+        )
+    return audit_sources(
+        resolution.sources,
+        default_rules,
+        trace=format is AuditFormat.text,
+        on_item=advance,
+        on_problem=file_problems.append,
+        max_line_bytes=max_line_bytes,
+    )
 
 
 class _LastChar:

@@ -19,6 +19,7 @@ from pipeline.cli.common import (
     usage_error,
 )
 from pipeline.cli.main import app
+from pipeline.cli.engine_options import Engine, check_engine, engine_option, master_option, spark_or_exit
 
 
 @app.command("ingest", short_help="Store logs as a Parquet dataset, incrementally.")
@@ -32,6 +33,8 @@ def ingest_command(
     format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", metavar="FORMAT",
                                       help="Summary as text or json."),
     max_line_bytes: int = max_line_bytes_option(),
+    engine: Engine = engine_option(),
+    spark_master: Optional[str] = master_option(),
 ) -> None:
     """Validate, replay and store logs as Parquet tables; re-ingesting adds only what is new.
 
@@ -46,14 +49,25 @@ def ingest_command(
     from pipeline.inputs import InputError
 
     ruleset = rules_or_exit(rules)
+    check_engine(engine, spark_master)
+    if engine is Engine.spark and "-" in logs:
+        usage_error("--engine spark reads files its tasks can open: stdin (-) is for --engine local")
 
     def notice(message: str) -> None:
         stderr.print(f"note: {message}")
 
     try:
-        with progress_bar("ingest (bytes read)") as advance:
-            summary = ingest(logs, out, ruleset, progress=advance, notice=notice,
-                             max_line_bytes=max_line_bytes)
+        if engine is Engine.spark:
+            from pipeline.engines.spark.ingest import ingest as spark_ingest
+
+            with spark_or_exit(spark_master) as spark:
+                summary = spark_ingest(spark, logs, out, ruleset, notice=notice, max_line_bytes=max_line_bytes)
+        else:
+            with progress_bar("ingest (bytes read)") as advance:
+                summary = ingest(logs, out, ruleset, progress=advance, notice=notice,
+                                 max_line_bytes=max_line_bytes)
+    except typer.Exit:  # Spark could not start: said in one line already
+        raise
     except InputErrors as exc:
         for problem in exc.problems:
             stderr.print(f"error: {problem}")

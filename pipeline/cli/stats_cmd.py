@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import sys
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, List, Optional
 
 import typer
@@ -11,6 +12,7 @@ import typer
 from pipeline.cli.common import RULES_HELP, did_you_mean, note, stdout, usage_error
 from pipeline.cli.main import app
 from pipeline.cli.dataset_options import dataset_failure, dataset_or_exit, filters_or_exit
+from pipeline.cli.engine_options import Engine, check_engine, engine_option, master_option, spark_or_exit
 
 if TYPE_CHECKING:  # pyarrow and duckdb load only when stats runs, not for every command
     import pyarrow as pa
@@ -124,6 +126,8 @@ def stats(
              f"past {TEXT_PLAYERS} players the per-dice and per-bucket tables show the overall rows (and "
              "the OFF bust rates); json and csv always hold every row.",
     ),
+    engine: Engine = engine_option(),
+    spark_master: Optional[str] = master_option(),
 ) -> None:
     """Bust rates against the exact odds, turn value, bank-or-roll choices, player summaries,
     dice fairness and decision quality.
@@ -142,13 +146,19 @@ def stats(
             "csv holds one table: choose it with --section, one of " + ", ".join(TABLE_NAMES)
         )
     filters = filters_or_exit(player, rules, since, until, game)
+    check_engine(engine, spark_master)
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, filters, rules)
-    try:
-        with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
-            tables = compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold)
-    except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)
-        dataset_failure(ds, exc)
+    with ExitStack() as stack:
+        spark = stack.enter_context(spark_or_exit(spark_master)) if engine is Engine.spark else None
+        try:
+            with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
+                if spark is not None:
+                    tables = _spark_compute(spark, ds, filters, wanted_sections, blunder_threshold)
+                else:
+                    tables = compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold)
+        except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)
+            dataset_failure(ds, exc)
     for message in unsolved:
         note(f"{message}; its games' choices are not judged")
     tables = {name: tables[name] for name in wanted_tables}
@@ -190,6 +200,12 @@ def _section_items(values: list[str], sections: dict[str, tuple[str, ...]], name
                 dashed = lower.replace("_", "-")
                 items.append(dashed if dashed in sections else item)
     return items
+
+
+def _spark_compute(spark, ds, filters, sections, blunder_threshold):
+    from pipeline.engines.spark.stats import compute as spark_compute
+
+    return spark_compute(ds, filters, sections, blunder_threshold, spark=spark)
 
 
 def _selection(chosen: list[str], sections: dict[str, tuple[str, ...]], names: tuple[str, ...]) -> tuple[list[str], list[str]]:

@@ -178,6 +178,7 @@ def ingest(
     workers: int | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
     block_bytes: int = BLOCK_BYTES,
+    engine: Any = None,
 ) -> IngestSummary:
     """Ingest the inputs named by `specs` (files, directories, globs, .gz, '-') into `out`.
 
@@ -186,6 +187,10 @@ def ingest(
     `workers`: processes that parse and replay; 1 runs everything in this process; None =
     $FARKLE_LOGS_WORKERS if set, else 2 on a multi-core machine for inputs of 32 MiB or
     more, else 1. A line longer than `max_line_bytes` is rejected unread.
+    `engine`: where stages 2-3 run instead of the worker pool (the Spark engine,
+    `pipeline.engines.spark.ingest`): an object with `parallelism` and
+    `reading(config, stored, progress)` giving what `_Reading` gives; planning, incremental
+    bookkeeping and the commit stay here, one code path for both engines.
     """
     started = time.perf_counter()
     default_rules = default_rules or Ruleset.builtin("standard")
@@ -207,15 +212,18 @@ def ingest(
             summary.snapshot = store.manifest["snapshot"]
             summary.seconds = time.perf_counter() - started
             return summary
-        processes = _processes(workers, to_read)
+        processes = _processes(workers, to_read) if engine is None else engine.parallelism
         stored = incremental.Stored.load(store, [c.path for _, c in to_read], ingest_id)
         staging = store.staging_dir(ingest_id)
         total = sum(c.size or 0 for _, c in to_read)
         config = Config(ingest_id, staging, default_rules, bucket_count(total, processes), max_line_bytes,
                         stored.games, stored.reread)
         config.spill_dir.mkdir(parents=True, exist_ok=True)
-        pool = Pool(config, processes)
-        run = _Reading(pool, config, stored, progress)
+        if engine is None:
+            pool = Pool(config, processes)
+            run = _Reading(pool, config, stored, progress)
+        else:
+            run = engine.reading(config, stored, progress)
         sources = run.read_all(to_read, block_bytes)
         for counts in sources:
             for problem in counts.problems:
@@ -228,7 +236,7 @@ def ingest(
         stored_spill = config.spill_dir / "stored.arrow"
         incremental.spill_stored_games(store, touched, run.superseded, stored.ordinals, config.buckets, stored_spill)
         replayed = run.replay_all([stored_spill] + run.spills)
-        files = pool.close()
+        files = pool.close() if pool is not None else run.close()
         pool = None
         new_files, removed = incremental.supersede(store, touched, run.superseded, staging, ingest_id)
         for table, paths in new_files.items():

@@ -52,6 +52,7 @@ __all__ = [
     "DatasetError",
     "Filters",
     "compute",
+    "filter_variables",
     "open_dataset",
     "run",
     "session",
@@ -87,6 +88,19 @@ def _midnight_utc(day: dt.date) -> dt.datetime:
     return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
 
 
+def filter_variables(filters: Filters, ruleset_texts: list[str], blunder_threshold: float) -> dict[str, object]:
+    """The models' variables (f_player, f_rulesets, ...) for `filters`: bound by DuckDB's
+    `set variable` here, and as literals by the Spark engine (pipeline.engines.spark)."""
+    return {
+        "f_player": filters.player,
+        "f_game": filters.game,
+        "f_rulesets": matching_rulesets(ruleset_texts, filters.rules) if filters.rules is not None else None,
+        "f_since": _midnight_utc(filters.since) if filters.since else None,
+        "f_until": _midnight_utc(filters.until + dt.timedelta(days=1)) if filters.until else None,
+        "f_blunder_threshold": float(blunder_threshold),
+    }
+
+
 @contextmanager
 def session(
     dataset: str | Path | Dataset,
@@ -110,17 +124,7 @@ def session(
     con = connect(ds)
     try:
         texts = [row[0] for row in con.execute("select distinct ruleset::varchar from src_games").fetchall()]
-        set_variables(
-            con,
-            {
-                "f_player": filters.player,
-                "f_game": filters.game,
-                "f_rulesets": matching_rulesets(texts, filters.rules) if filters.rules is not None else None,
-                "f_since": _midnight_utc(filters.since) if filters.since else None,
-                "f_until": _midnight_utc(filters.until + dt.timedelta(days=1)) if filters.until else None,
-                "f_blunder_threshold": float(blunder_threshold),
-            },
-        )
+        set_variables(con, filter_variables(filters, texts, blunder_threshold))
         if with_odds:
             con.register("exact_odds", exact_odds_table(texts))
         if with_policy:

@@ -1,0 +1,168 @@
+"""`farkle-logs stats --engine spark`: the SQL models of `sql/` run by Spark SQL.
+
+The same computation as `pipeline.stats`, step for step: the dataset's tables become
+`src_<table>` (read from exactly the files its manifest lists, with the contract's schema),
+the exact-odds and policy tables are built on the driver by the same Python and
+registered, each model is transpiled from its DuckDB text (`transpile`) and becomes a
+temporary view (or a cached table where the model says `-- materialized: table`), and
+each report is collected as Arrow.
+
+A report's result is cast to the types DuckDB gives it (found by running the models in
+DuckDB over empty tables, which costs milliseconds): Spark sums BIGINTs to BIGINT where
+DuckDB gives HUGEINT, and the text, JSON and CSV output must not depend on the engine.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.dataset_check import Dataset, open_dataset
+from pipeline.engines.spark import transpile
+from pipeline.stats import DEFAULT_SECTIONS, POLICY_SECTIONS, SECTIONS, Filters, filter_variables
+from pipeline.stats.odds import exact_odds_table
+from pipeline.stats.runner import MACROS, SQL_DIR, Model, build, build_order, load_models, set_variables
+from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
+from pipeline.tables import TABLES
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+def compute(
+    dataset: str | Path | Dataset,
+    filters: Filters = Filters(),
+    sections: list[str] | tuple[str, ...] | None = None,
+    blunder_threshold: float = DEFAULT_BLUNDER_THRESHOLD,
+    *,
+    spark: "SparkSession",
+) -> dict[str, pa.Table]:
+    """The report tables of `sections`, as `pipeline.stats.compute` gives them."""
+    chosen = list(DEFAULT_SECTIONS) if sections is None else list(sections)
+    unknown = [s for s in chosen if s not in SECTIONS]
+    if unknown:
+        raise ValueError(f"unknown section {unknown[0]!r}: sections are {', '.join(SECTIONS)}")
+    names = [t for s in chosen for t in SECTIONS[s]]
+    with_odds = any(s in ("bust", "players") for s in chosen)  # the sections reading exact_odds
+    with_policy = any(s in POLICY_SECTIONS for s in chosen)
+    with session(spark, dataset, filters, with_odds, with_policy, blunder_threshold) as models:
+        return {name: models.report(f"rpt_{name}") for name in names}
+
+
+class SparkModels:
+    """The models of `sql/` over one dataset in a Spark session of their own."""
+
+    def __init__(self, spark: "SparkSession", variables: dict[str, Any], aux: dict[str, pa.Table]):
+        self.spark = spark
+        self.variables = variables
+        self.aux = aux
+        self.models = load_models()
+        self.macros = transpile.load_macros(SQL_DIR / f"{MACROS}.sql")
+        self.cached: list[str] = []
+        self._built: set[str] = set()
+
+    def sql(self, name: str) -> str:
+        """The model's Spark SQL, filters bound."""
+        return transpile.to_spark(self.models[name].sql, self.macros, self.variables)
+
+    def build(self, name: str) -> None:
+        """Create the views (cached tables) `name` depends on, in dependency order."""
+        for dep in build_order([name], self.models):
+            model = self.models[dep]
+            if dep in self._built or (dep == name and model.materialized == "query"):
+                continue
+            self.spark.sql(self.sql(dep)).createOrReplaceTempView(dep)
+            if model.materialized == "table":
+                self.spark.catalog.cacheTable(dep)
+                self.cached.append(dep)
+            self._built.add(dep)
+
+    def run(self, name: str) -> pa.Table:
+        """Any model's rows, as Spark gives them (its types)."""
+        self.build(name)
+        return self.spark.sql(self.sql(name)).toArrow()
+
+    def report(self, name: str) -> pa.Table:
+        """A report's rows with the types DuckDB gives it."""
+        return self.run(name).cast(duckdb_schemas([name], self.models, self.aux, self.variables)[name])
+
+    def close(self) -> None:
+        for name in self.cached:
+            self.spark.catalog.uncacheTable(name)
+        self.cached.clear()
+
+
+@contextmanager
+def session(
+    spark: "SparkSession",
+    dataset: str | Path | Dataset,
+    filters: Filters = Filters(),
+    with_odds: bool = True,
+    with_policy: bool = False,
+    blunder_threshold: float = DEFAULT_BLUNDER_THRESHOLD,
+) -> Iterator[SparkModels]:
+    """`pipeline.stats.session` for Spark: the dataset's tables, the filters and the
+    Python-built tables (exact odds, policy) ready for any model of `sql/`."""
+    ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
+    if filters.since and filters.until and filters.since > filters.until:
+        raise ValueError(f"since {filters.since} is after until {filters.until}")
+    own = spark.newSession()  # its own temporary views: several datasets in one Spark app
+    for table in TABLES:
+        _source(own, ds, table).createOrReplaceTempView(f"src_{table}")
+    texts = [r[0] for r in own.sql("select distinct cast(ruleset as string) from src_games").collect()]
+    aux: dict[str, pa.Table] = {}
+    if with_odds:
+        aux["exact_odds"] = exact_odds_table(texts)
+    if with_policy:
+        from pipeline.strategy.judge import policy_tables
+
+        aux.update(policy_tables(texts))
+    for name, table in aux.items():
+        own.createDataFrame(table).createOrReplaceTempView(name)
+    models = SparkModels(own, filter_variables(filters, texts, blunder_threshold), aux)
+    try:
+        yield models
+    finally:
+        models.close()
+
+
+def _source(spark: "SparkSession", ds: Dataset, table: str) -> "DataFrame":
+    """The table with the contract's schema (pipeline.tables): a column missing from an
+    older file reads as null, as DuckDB's union_by_name gives it, and no Spark job is spent
+    inferring a schema from the files' footers."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    files = table_files(ds, table)
+    if not files:
+        return spark.createDataFrame(TABLES[table].empty_table())
+    return spark.read.schema(from_arrow_schema(TABLES[table])).parquet(*files)
+
+
+def table_files(ds: Dataset, table: str) -> list[str]:
+    """The files of `table` that the dataset's manifest lists (never a directory listing)."""
+    listed = getattr(ds, "table_files", None)
+    if callable(listed):
+        return [str(p) for p in listed(table)]
+    root = ds.root or ds.path
+    return [str(root / table / name) for name in ds.manifest.get("tables", {}).get(table, [])]
+
+
+def duckdb_schemas(
+    reports: list[str], models: dict[str, Model], aux: dict[str, pa.Table], variables: dict[str, Any]
+) -> dict[str, pa.Schema]:
+    """The Arrow schema DuckDB gives each report, from the same models over empty tables."""
+    con = duckdb.connect()
+    try:
+        for table, schema in TABLES.items():
+            con.register(f"src_{table}", schema.empty_table())
+        con.execute((SQL_DIR / f"{MACROS}.sql").read_text(encoding="utf-8"))
+        set_variables(con, variables)
+        for name, table in aux.items():
+            con.register(name, table)
+        build(con, reports, models)
+        return {name: con.sql(models[name].sql).limit(0).to_arrow_table().schema for name in reports}
+    finally:
+        con.close()
