@@ -137,6 +137,19 @@ def session(
         close(con)
 
 
+def plan_sections(sections: list[str] | tuple[str, ...] | None) -> tuple[list[str], bool, bool]:
+    """(report tables, whether exact_odds is needed, whether the policy tables are): one
+    plan for every engine, so DuckDB and Spark compute the same tables from the same input."""
+    chosen = list(DEFAULT_SECTIONS) if sections is None else list(sections)
+    unknown = [s for s in chosen if s not in SECTIONS]
+    if unknown:
+        raise ValueError(f"unknown section {unknown[0]!r}: sections are {', '.join(SECTIONS)}")
+    tables = [t for s in chosen for t in SECTIONS[s]]
+    with_odds = any(s in ("bust", "players") for s in chosen)  # the sections reading exact_odds
+    with_policy = any(s in POLICY_SECTIONS for s in chosen)
+    return tables, with_odds, with_policy
+
+
 def compute(
     dataset: str | Path | Dataset,
     filters: Filters = Filters(),
@@ -146,13 +159,7 @@ def compute(
     """The report tables of `sections` (DEFAULT_SECTIONS by default: all but
     decisions-quality), keyed by table name (SECTIONS).
     `blunder_threshold`: expected points a choice must give up to count as a blunder."""
-    chosen = list(DEFAULT_SECTIONS) if sections is None else list(sections)
-    unknown = [s for s in chosen if s not in SECTIONS]
-    if unknown:
-        raise ValueError(f"unknown section {unknown[0]!r}: sections are {', '.join(SECTIONS)}")
-    tables = [t for s in chosen for t in SECTIONS[s]]
-    with_odds = any(s in ("bust", "players") for s in chosen)  # the sections reading exact_odds
-    with_policy = any(s in POLICY_SECTIONS for s in chosen)
+    tables, with_odds, with_policy = plan_sections(sections)
     with session(dataset, filters, with_odds=with_odds, with_policy=with_policy,
                  blunder_threshold=blunder_threshold) as con:
         return {t: run(con, f"rpt_{t}") for t in tables}

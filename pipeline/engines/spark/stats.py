@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from pipeline.dataset_check import Dataset, open_dataset
 from pipeline.engines.spark import transpile
-from pipeline.stats import DEFAULT_SECTIONS, POLICY_SECTIONS, SECTIONS, Filters, filter_variables
+from pipeline.stats import Filters, filter_variables, plan_sections
 from pipeline.stats.odds import exact_odds_table
 from pipeline.stats.runner import MACROS, SQL_DIR, Model, build, build_order, load_models, set_variables
 from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
@@ -41,13 +41,7 @@ def compute(
     spark: "SparkSession",
 ) -> dict[str, pa.Table]:
     """The report tables of `sections`, as `pipeline.stats.compute` gives them."""
-    chosen = list(DEFAULT_SECTIONS) if sections is None else list(sections)
-    unknown = [s for s in chosen if s not in SECTIONS]
-    if unknown:
-        raise ValueError(f"unknown section {unknown[0]!r}: sections are {', '.join(SECTIONS)}")
-    names = [t for s in chosen for t in SECTIONS[s]]
-    with_odds = any(s in ("bust", "players") for s in chosen)  # the sections reading exact_odds
-    with_policy = any(s in POLICY_SECTIONS for s in chosen)
+    names, with_odds, with_policy = plan_sections(sections)
     with session(spark, dataset, filters, with_odds, with_policy, blunder_threshold) as models:
         return {name: models.report(f"rpt_{name}") for name in names}
 
