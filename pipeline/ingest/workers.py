@@ -72,6 +72,7 @@ class Worker:
     def __init__(self, config: Config, number: int):
         self.config = config
         self.sinks = Sinks(config.staging, f"{config.ingest_id}-w{number}")
+        self.spills = route.SpillFiles()
 
     def parse(self, block: Block, file_ordinal: int, spill_path: Path) -> BlockResult:
         """Parse a block, route its events to the spill file, write events and rejects."""
@@ -95,9 +96,9 @@ class Worker:
 
     def replay(self, bucket: int, spill_paths: list[Path]) -> BucketResult:
         """Replay the whole games of one bucket and write their derived tables."""
-        events = route.gather(spill_paths, bucket)
+        events = self.spills.gather(spill_paths, bucket)
         out = replay_partition(events, self.config.default_rules)
-        del events  # unmaps the spilled pieces
+        del events  # frees the bucket's batches
         for name, table in out.items():
             self.sinks.write(name, table)
         # The collector is off in workers (parse and replay hold many small objects), but a
@@ -113,6 +114,7 @@ class Worker:
 
     def close(self) -> dict[str, list[Path]]:
         gc.unfreeze()  # inline, this is the caller's process: its objects are collectable again
+        self.spills.close()
         return self.sinks.close()
 
 
