@@ -147,18 +147,22 @@ def _verify_file(path: Path, table: str, full: bool) -> int | str:
 
 
 def _count_problems(manifest: dict[str, Any], rows: dict[str, int], where: str) -> list[Problem]:
-    """The events and rejects tables only grow: their rows must equal what the manifest's
-    `files` entries say each ingest stored from each input file."""
+    """The events and rejects tables hold what each reading of each input file stored, less
+    the rows a later reading of the same file superseded: their rows must equal the sum over
+    the manifest's `files` entries of `events - superseded_events` (and of rejects). An entry
+    without the `superseded_*` keys superseded nothing."""
     problems = []
     files = manifest.get("files", [])
     if not files or not all(isinstance(f, dict) for f in files):
         return problems
-    for table, key in (("events", "events"), ("rejects", "rejects")):
-        counts = [f.get(key) for f in files]
-        if all(isinstance(c, int) and not isinstance(c, bool) for c in counts):
-            expected = sum(counts)
+    for table in ("events", "rejects"):
+        counts = [f.get(table) for f in files]
+        gone = [f.get(f"superseded_{table}", 0) for f in files]
+        if all(isinstance(c, int) and not isinstance(c, bool) for c in counts + gone):
+            expected = sum(counts) - sum(gone)
             if rows.get(table) != expected:
-                problems.append(Problem(where, f"{table} has {rows.get(table):,} rows, its input files gave {expected:,}"))
+                net = f" ({sum(counts):,} less {sum(gone):,} superseded)" if sum(gone) else ""
+                problems.append(Problem(where, f"{table} has {rows.get(table):,} rows, its input files gave {expected:,}{net}"))
     return problems
 
 

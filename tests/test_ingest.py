@@ -394,6 +394,55 @@ def test_a_cut_last_line_completed_later_replaces_its_reject(tmp_path):
         assert table(tmp_path / "ds", name, drop) == table(tmp_path / "one", name, drop), name
 
 
+def _changed_at_a_stored_line(log: Path, lines: list) -> None:
+    changed = dict(lines[7], seq=lines[7]["seq"] + 1000)  # line 8 is another valid event now
+    log.write_bytes(dump(lines[:7] + [changed] + lines[8:]))
+
+
+def _cut_short(log: Path, lines: list) -> None:
+    log.write_bytes(dump(lines[:-3]))  # its last three stored lines are gone
+
+
+def _cut_line_completed(log: Path, lines: list) -> None:
+    log.write_bytes(dump(lines))  # the stored reject of the cut last line is superseded
+
+
+@pytest.mark.parametrize("change", [_changed_at_a_stored_line, _cut_short, _cut_line_completed])
+def test_dataset_check_passes_after_superseded_lines(tmp_path, change):
+    """Superseded rows leave the events and rejects tables; the manifest says how many, so
+    `dataset check`'s row counts still add up, and each ingest's line invariant still holds."""
+    from pipeline.dataset_verify import check_dataset
+
+    lines = interleave(games(3, seed=43), seed=8)
+    log = tmp_path / "a.jsonl"
+    if change is _cut_line_completed:
+        log.write_bytes(dump(lines[:-1]) + json.dumps(lines[-1]).encode()[:20])
+    else:
+        log.write_bytes(dump(lines))
+    ds = tmp_path / "ds"
+    first = ingest([str(log)], ds)
+    change(log, lines)
+    second = ingest([str(log)], ds)
+    assert second.superseded > 0 and first.invariant_holds and second.invariant_holds
+    report = check_dataset(ds)
+    assert report.healthy, report.problems
+    assert report.rows["events"] == count(ds, "events") and report.rows["rejects"] == count(ds, "rejects")
+    result = runner.invoke(app, ["dataset", "check", str(ds)])
+    assert result.exit_code == 0, result.output
+    manifest = open_dataset(ds).manifest
+    entries = manifest["files"]
+    assert sum(f["events"] - f["superseded_events"] for f in entries) == count(ds, "events")
+    assert sum(f["rejects"] - f["superseded_rejects"] for f in entries) == count(ds, "rejects")
+    assert entries[0]["superseded_events"] == entries[0]["superseded_rejects"] == 0
+    assert entries[1]["superseded_events"] + entries[1]["superseded_rejects"] == second.superseded
+    for f in entries:  # each reading's own lines still add up
+        assert f["lines"] == f["events"] + f["duplicates"] + f["rejects"] + f["blank_lines"]
+    assert manifest["ingests"][-1]["counts"]["superseded"] == second.superseded
+    one = tmp_path / "one"
+    ingest([str(log)], one)
+    assert everything(ds) == everything(one)
+
+
 def test_a_file_rewritten_shorter_leaves_only_its_new_lines(tmp_path):
     old = interleave(games(2, seed=37), seed=5)
     new = interleave(games(2, seed=41), seed=6)[:15]

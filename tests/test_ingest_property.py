@@ -22,6 +22,7 @@ import duckdb
 import pytest
 
 from pipeline.audit import audit_stream
+from pipeline.dataset_verify import check_dataset
 from pipeline.ingest import ingest
 from pipeline.inputs import InputSource
 from pipeline.reader import read_events
@@ -108,3 +109,5 @@ def test_one_run_or_several_give_the_dataset_audit_describes(tmp_path, seed):
     assert dataset_findings(inc) == want
     drop_ingest = everything(inc)
     assert drop_ingest == everything(one)
+    check = check_dataset(inc)  # the manifest's counts, net of superseded rows, match the tables
+    assert check.healthy, check.problems

@@ -28,6 +28,7 @@ from pipeline.replay.fast.arrow import event_columns, replay_table
 from pipeline.replay.fast.runner import FastReplay
 from pipeline.rules import Ruleset
 from pipeline.simulate import simulate
+from tests.mangled_games import mangle
 
 ROOT = Path(__file__).resolve().parent.parent
 STANDARD = Ruleset.builtin("standard")
@@ -150,36 +151,6 @@ def test_mixed_rulesets_clean_and_default_rules_from_the_caller():
     assert_same_tables(events_table(stripped), RULESETS["penalty"])
 
 
-def mangle(lines: list[str], rng: random.Random) -> list[str]:
-    """Random edits of the kinds real logs suffer: as tests/test_replay_fuzz.py does."""
-    events = [json.loads(line) for line in lines]
-    for _ in range(rng.randint(1, 6)):
-        i = rng.randrange(len(events))
-        e = events[i]
-        kind = rng.randrange(10)
-        if kind == 0 and "dice" in e:
-            e["dice"] = [rng.randint(1, 6) for _ in range(rng.randint(1, 6))]
-        elif kind == 1 and "points" in e:
-            e["points"] = rng.choice([0, 50, 100, 150, 300, 500, 1000, e["points"] + 50])
-        elif kind == 2 and "player" in e:
-            e["player"] = rng.choice(["ana", "bo", "zed", e["player"]])
-        elif kind == 3:
-            e["seq"] = max(1, e["seq"] + rng.choice([-2, -1, 1, 3]))
-        elif kind == 4:
-            e["type"] = rng.choice(["roll", "keep", "bank", "farkle", "game_end", "game_start"])
-        elif kind == 5:
-            del events[i]
-        elif kind == 6 and i + 1 < len(events):
-            events[i], events[i + 1] = events[i + 1], events[i]
-        elif kind == 7 and "total" in e:
-            e["total"] = e["total"] + rng.choice([-500, -50, 50, 1000])
-        elif kind == 8:
-            events.insert(i, dict(e))
-        elif kind == 9:
-            del events[i:]  # cut off
-    return [json.dumps(e) for e in events]
-
-
 @pytest.fixture(scope="module")
 def base_games() -> list[str]:
     return simulated(8, seed=11, rules=(RULESETS["penalty"],), tables=2, players=(2, 3))
@@ -187,7 +158,7 @@ def base_games() -> list[str]:
 
 @pytest.mark.parametrize("seed", range(30))
 def test_mangled_games(base_games, seed):
-    lines = mangle(base_games, random.Random(seed))
+    lines = mangle([json.loads(line) for line in base_games], random.Random(seed), max_edits=6, cut_off=True)
     assert_same_tables(events_table(lines), RULESETS["penalty"])
 
 

@@ -1,6 +1,7 @@
-"""Options shared by the commands that read a dataset (`stats`, `report`): one parsing of
-the filters, one way to refuse a path that is not a dataset, and one check that the
-filters match something, so both commands say the same.
+"""Options shared by the commands that read a dataset (`stats`, `report`): one declaration
+of the filter options (`PlayerOption`, `RulesFilterOption`, `SinceOption`, `UntilOption`),
+one parsing of the filters, one way to refuse a path that is not a dataset, and one check
+that the filters match something, so both commands say the same.
 
 A filter that matches nothing is a mistake far more often than a question (a typo in a
 game id or a name), and an empty table would hide it: it is bad usage (exit 2), and the
@@ -10,13 +11,26 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 
-from pipeline.cli.common import no_match_error, rules_or_exit, usage_error
+import typer
+
+from pipeline.cli.common import RULES_HELP, no_match_error, rules_or_exit, usage_error
 
 if TYPE_CHECKING:
     from pipeline.dataset_check import Dataset
     from pipeline.stats import Filters
+
+# The filter options, declared once: `player: PlayerOption = None` in a command's signature
+# (the default goes there, not in typer.Option). `filters_or_exit` turns them into Filters.
+PlayerOption = Annotated[Optional[str], typer.Option(
+    "--player", "-p", metavar="NAME", help="Only this player's rows, in games they sat in.")]
+RulesFilterOption = Annotated[Optional[str], typer.Option(
+    "--rules", "-r", metavar="RULES", help="Only games played under this ruleset. " + RULES_HELP)]
+SinceOption = Annotated[Optional[dt.datetime], typer.Option(
+    "--since", formats=["%Y-%m-%d"], metavar="YYYY-MM-DD", help="Games started on or after this UTC date.")]
+UntilOption = Annotated[Optional[dt.datetime], typer.Option(
+    "--until", formats=["%Y-%m-%d"], metavar="YYYY-MM-DD", help="Games started on or before this UTC date.")]
 
 
 def filters_or_exit(player: str | None, rules: str | None, since: dt.datetime | None,

@@ -2,14 +2,21 @@
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 from typing import Optional
 
 import typer
 
-from pipeline.cli.common import RULES_HELP, note, stdout, usage_error
+from pipeline.cli.common import note, stdout, usage_error
 from pipeline.cli.main import app
-from pipeline.cli.dataset_options import dataset_failure, dataset_or_exit, filters_or_exit
+from pipeline.cli.dataset_options import (
+    PlayerOption,
+    RulesFilterOption,
+    SinceOption,
+    UntilOption,
+    dataset_failure,
+    dataset_or_exit,
+    filters_or_exit,
+)
 
 
 @app.command(short_help="One offline HTML page of a dataset, or of one game.")
@@ -19,14 +26,10 @@ def report(
                             help="The HTML file to write (replaced if it exists)."),
     title: Optional[str] = typer.Option(None, "--title", "-t", metavar="TEXT",
                                         help="The page title (default: from the dataset or game)."),
-    player: Optional[str] = typer.Option(None, "--player", "-p", metavar="NAME",
-                                         help="Only this player's rows, in games they sat in."),
-    rules: Optional[str] = typer.Option(None, "--rules", "-r", metavar="RULES",
-                                        help="Only games played under this ruleset. " + RULES_HELP),
-    since: Optional[dt.datetime] = typer.Option(None, "--since", formats=["%Y-%m-%d"], metavar="YYYY-MM-DD",
-                                                help="Games started on or after this UTC date."),
-    until: Optional[dt.datetime] = typer.Option(None, "--until", formats=["%Y-%m-%d"], metavar="YYYY-MM-DD",
-                                                help="Games started on or before this UTC date."),
+    player: PlayerOption = None,
+    rules: RulesFilterOption = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
     game: Optional[str] = typer.Option(
         None, "--game", "-g", metavar="ID",
         help="A dispute view of this game_id: its turn-by-turn timeline leads the page, which covers it only.",

@@ -1,7 +1,6 @@
 """`farkle-logs stats`: player statistics over a dataset, computed by the SQL in `sql/`."""
 from __future__ import annotations
 
-import datetime as dt
 import enum
 import sys
 from contextlib import ExitStack
@@ -9,9 +8,17 @@ from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from pipeline.cli.common import RULES_HELP, did_you_mean, note, stdout, usage_error
+from pipeline.cli.common import did_you_mean, note, stdout, usage_error
 from pipeline.cli.main import app
-from pipeline.cli.dataset_options import dataset_failure, dataset_or_exit, filters_or_exit
+from pipeline.cli.dataset_options import (
+    PlayerOption,
+    RulesFilterOption,
+    SinceOption,
+    UntilOption,
+    dataset_failure,
+    dataset_or_exit,
+    filters_or_exit,
+)
 from pipeline.cli.engine_options import Engine, check_engine, engine_option, master_option, spark_or_exit
 
 if TYPE_CHECKING:  # pyarrow and duckdb load only when stats runs, not for every command
@@ -99,14 +106,10 @@ PERCENT_COLUMNS = {"bust_rate", "wilson_lo", "wilson_hi", "exact_rate", "share",
 @app.command(short_help="Player statistics of a dataset against the exact odds.")
 def stats(
     dataset: str = typer.Argument(..., metavar="DATASET", help="A dataset directory written by `farkle-logs ingest`."),
-    player: Optional[str] = typer.Option(None, "--player", "-p", metavar="NAME",
-                                         help="Only this player's rows, in games they sat in."),
-    rules: Optional[str] = typer.Option(None, "--rules", "-r", metavar="RULES",
-                                        help="Only games played under this ruleset. " + RULES_HELP),
-    since: Optional[dt.datetime] = typer.Option(None, "--since", formats=["%Y-%m-%d"], metavar="YYYY-MM-DD",
-                                                help="Games started on or after this UTC date."),
-    until: Optional[dt.datetime] = typer.Option(None, "--until", formats=["%Y-%m-%d"], metavar="YYYY-MM-DD",
-                                                help="Games started on or before this UTC date."),
+    player: PlayerOption = None,
+    rules: RulesFilterOption = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
     game: Optional[str] = typer.Option(None, "--game", "-g", metavar="ID", help="Only this game_id."),
     format: StatsFormat = typer.Option(StatsFormat.text, "--format", "-f", metavar="FORMAT",
                                        help="text (tables), json or csv (one table)."),

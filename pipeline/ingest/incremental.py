@@ -205,31 +205,48 @@ def _with_ordinal(table: pa.Table) -> pa.Table:
     return table.append_column(pa.field(ORDER_COLUMN, pa.int32()), pa.nulls(table.num_rows, pa.int32()))
 
 
+@dataclass
+class Superseded:
+    """What `supersede` did: the stored files rewritten, and the rows of superseded lines
+    that left the events and rejects tables, per input file name (the manifest records these
+    with the file's new reading, so its counts still add up to the tables' rows)."""
+
+    new_files: dict[str, list[Path]] = field(default_factory=dict)
+    removed: dict[str, set[str]] = field(default_factory=dict)  # table → file names no longer listed
+    events: dict[str, int] = field(default_factory=dict)  # source_file → event rows removed
+    rejects: dict[str, int] = field(default_factory=dict)  # file → reject rows removed
+
+
 def supersede(store, touched: set[str], superseded: list[tuple[str, int, Any]], staging: Path,
-              ingest_id: str) -> tuple[dict[str, list[Path]], dict[str, set[str]]]:
+              ingest_id: str) -> Superseded:
     """Rewrite each stored file that holds rows to replace: derived rows of the games replayed
     again (their bad lines' findings stay with their lines), and the rows of superseded
-    lines (events, rejects and those lines' findings). Returns (new files, removed names)."""
-    new_files: dict[str, list[Path]] = {}
-    removed: dict[str, set[str]] = {}
+    lines (events, rejects and those lines' findings)."""
+    result = Superseded()
+    new_files, removed = result.new_files, result.removed
     games = pa.array(sorted(touched), pa.string())
     lines = pa.array(sorted({f"{file}\n{line}" for file, line, _ in superseded}), pa.string())
     if not len(games) and not len(lines):
-        return new_files, removed
+        return result
     parse_codes = pa.array(PARSE_CODES)
+    lost = {"events": (result.events, "source_file"), "rejects": (result.rejects, "file")}
     for table in tables.TABLES:
         for path in store.table_files(table):
             drop = _drop_mask(path, table, games, lines, parse_codes)
             if drop is None:
                 continue
             data = pq.read_table(path, schema=tables.TABLES[table])
+            if table in lost:  # rows of these tables go only because their line was superseded
+                per_file, column = lost[table]
+                for item in pc.value_counts(data.column(column).filter(drop)).to_pylist():
+                    per_file[item["values"]] = per_file.get(item["values"], 0) + item["counts"]
             kept = data.filter(pc.invert(drop))
             removed.setdefault(table, set()).add(path.name)
             if kept.num_rows:
                 out = staging / table / f"part-{ingest_id}-rw{len(new_files.get(table, [])):04d}.parquet"
                 pq.write_table(kept, out, compression="zstd")
                 new_files.setdefault(table, []).append(out)
-    return new_files, removed
+    return result
 
 
 def _drop_mask(path: Path, table: str, games: pa.Array, lines: pa.Array, parse_codes: pa.Array):

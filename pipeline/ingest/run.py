@@ -47,6 +47,10 @@ class SourceCounts:
     events: int = 0
     duplicates: int = 0
     rejects: int = 0
+    # rows of earlier readings of this file (events, rejects) that this reading superseded:
+    # they left the tables, so the tables hold sum(events - superseded_events) over `files`
+    superseded_events: int = 0
+    superseded_rejects: int = 0
     skipped: bool = False
     progress: int = 0  # raw bytes already reported to the progress bar
     problems: list[dict[str, Any]] = field(default_factory=list)
@@ -62,6 +66,8 @@ class SourceCounts:
             "events": self.events,
             "duplicates": self.duplicates,
             "rejects": self.rejects,
+            "superseded_events": self.superseded_events,
+            "superseded_rejects": self.superseded_rejects,
             "problems": self.problems,
         }
 
@@ -238,9 +244,12 @@ def ingest(
         replayed = run.replay_all([stored_spill] + run.spills)
         files = pool.close() if pool is not None else run.close()
         pool = None
-        new_files, removed = incremental.supersede(store, touched, run.superseded, staging, ingest_id)
-        for table, paths in new_files.items():
+        replaced = incremental.supersede(store, touched, run.superseded, staging, ingest_id)
+        for table, paths in replaced.new_files.items():
             files[table].extend(paths)
+        for counts in sources:  # a re-read file's name is read once per run (stdin is never re-read)
+            counts.superseded_events = replaced.events.pop(counts.path, 0)
+            counts.superseded_rejects = replaced.rejects.pop(counts.path, 0)
         shutil.rmtree(config.spill_dir, ignore_errors=True)
         for counts in sources:
             summary.files += 1
@@ -257,7 +266,7 @@ def ingest(
         summary.findings_error = replayed.findings_error + summary.rejects
         summary.findings_warning = replayed.findings_warning
         summary.findings = summary.findings_error + summary.findings_warning
-        store.commit(_manifest(store.manifest, summary, sources, ingest_id, default_rules), files, removed)
+        store.commit(_manifest(store.manifest, summary, sources, ingest_id, default_rules), files, replaced.removed)
         for warning in store.warnings:
             notice(warning)
         summary.snapshot = store.manifest["snapshot"]
@@ -379,7 +388,7 @@ def _manifest(old: dict[str, Any], summary: IngestSummary, sources: list[SourceC
     manifest = {k: v for k, v in old.items() if k not in ("tables", "snapshot")}
     manifest["files"] = list(old["files"]) + [c.as_manifest(ingest_id) for c in sources]
     counted = ("files", "files_skipped", "lines", "blank_lines", "events", "duplicates", "rejects", "games",
-               "games_recomputed", "findings", "findings_error", "findings_warning", "file_problems")
+               "games_recomputed", "superseded", "findings", "findings_error", "findings_warning", "file_problems")
     record = {
         "ingest_id": ingest_id,
         "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
