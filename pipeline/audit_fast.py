@@ -35,7 +35,7 @@ from typing import BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
-from pipeline import finding_store
+from pipeline import finding_store, worker_boot
 from pipeline.finding_store import FindingStore
 from pipeline.inputs import InputSource
 from pipeline.limits import MAX_LINE_BYTES
@@ -294,7 +294,8 @@ def _scan_two_ranges(source: InputSource, default_rules: Ruleset, max_line_bytes
 
     # spawned, not forked: the parent may already hold Arrow's thread pools
     try:
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=worker_boot.without_pandas) as pool:
             second = pool.submit(_scan_range, source, middle, size, default_rules, max_line_bytes)
             first, first_lines = _scan_range(source, 0, middle, default_rules, max_line_bytes)
             later, _ = second.result()

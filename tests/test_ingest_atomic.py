@@ -160,3 +160,27 @@ def test_one_ingest_at_a_time(tmp_path, two_parts):
             ingest([str(a)], ds)
     finally:
         store.close()
+
+
+def test_a_worker_that_dies_stops_the_ingest_with_a_message_and_leaves_the_dataset(tmp_path, two_parts):
+    """A killed worker process: the ingest stops (no hang at exit with blocks still queued
+    for it), says so, and the previous dataset is untouched."""
+    a, b = two_parts
+    ds = tmp_path / "ds"
+    ingest([str(a)], ds)
+    before = everything(ds)
+    big = tmp_path / "big.jsonl"
+    data = b.read_bytes()
+    big.write_bytes(data * (48_000_000 // len(data)))  # six 8 MiB blocks: some still queued when it dies
+    env = {"FARKLE_LOGS_CRASH_AT": "worker_parse", "FARKLE_LOGS_WORKERS": "2"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from pipeline.cli.main import app; app()", "ingest", str(big), "--out", str(ds)],
+        cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("the ingest hung after its worker died")
+    assert proc.returncode not in (0, -signal.SIGKILL)
+    assert b"worker process died" in err
+    assert everything(ds) == before

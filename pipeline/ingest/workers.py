@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import os
+import pickle
 import queue
 import traceback
 from dataclasses import dataclass, field
@@ -22,11 +23,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import tables
+from pipeline import tables, worker_boot
 from pipeline.ingest import batches, route
 from pipeline.ingest.incremental import drop_stored_lines
 from pipeline.ingest.parse import parse_block
 from pipeline.ingest.sinks import Sinks
+from pipeline.ingest.store import _crash_point
 from pipeline.ingest.split import Block
 from pipeline.replay.partition import bad_line_findings, replay_partition
 from pipeline.rules import Ruleset
@@ -77,6 +79,7 @@ class Worker:
     def parse(self, block: Block, file_ordinal: int, spill_path: Path) -> BlockResult:
         """Parse a block, route its events to the spill file, write events and rejects."""
         c = self.config
+        _crash_point("worker_parse")
         parsed = parse_block(block, c.ingest_id, c.max_line)
         result = BlockResult(block.source, lines=parsed.lines, blank=parsed.blank)
         events, bad = parsed.events, parsed.bad
@@ -139,8 +142,9 @@ class Pool:
             self._inbox = ctx.Queue()
             self._outbox = ctx.Queue()
             for number in range(processes):
-                p = ctx.Process(target=_worker_main, args=(config, number + 1, self._inbox, self._outbox,
-                                                            os.getpid()), daemon=True)
+                payload = pickle.dumps((config, number + 1))
+                p = ctx.Process(target=worker_boot.run, daemon=True,
+                                args=(f"{__name__}:_worker_main", payload, self._inbox, self._outbox, os.getpid()))
                 p.start()
                 self._procs.append(p)
         self.in_flight = 0
@@ -197,6 +201,10 @@ class Pool:
     def terminate(self) -> None:
         if self.inline is not None:
             gc.unfreeze()
+        else:
+            # blocks still queued for a dead worker would keep the queue's feeder thread
+            # writing to a pipe nobody reads, and the process would hang at exit joining it
+            self._inbox.cancel_join_thread()
         for p in self._procs:
             if p.is_alive():
                 p.terminate()
