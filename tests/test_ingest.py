@@ -344,6 +344,63 @@ def test_a_log_that_grew_adds_only_its_new_lines(tmp_path):
         assert table(tmp_path / "ds", name, drop) == table(tmp_path / "one", name, drop), name
 
 
+def _mixed_log(seed: int, n: int = 5) -> list[str]:
+    """Lines with blanks, over-long lines (over a 300-byte cap) and whitespace-only lines."""
+    lines = interleave(games(n, seed=seed), seed=4)
+    mixed = []
+    for i, line in enumerate(lines):
+        mixed.append(line)
+        if i % 17 == 3:
+            mixed.append("")
+        if i % 29 == 5:
+            mixed.append("{broken " + "x" * (300 + i))
+        if i % 31 == 7:
+            mixed.append("   ")
+    return mixed
+
+
+def test_blocks_sent_to_workers_are_read_back_from_the_file(tmp_path, monkeypatch):
+    """A plain file's blocks travel to worker processes as (offset, size) and are read back
+    there: the bytes are the ones the splitter cut, past a BOM, skipped over-long lines and a
+    last line without a newline; the dataset equals one made in one process."""
+    from pipeline.ingest.split import split_source
+    from pipeline.inputs import resolve
+
+    from pipeline.reader import lines as reader_lines
+
+    monkeypatch.setattr(reader_lines, "CHUNK", 4096)  # many chunks, so many blocks
+    data = b"\xef\xbb\xbf" + dump(_mixed_log(29, 40)).rstrip(b"\n")
+    (tmp_path / "a.jsonl").write_bytes(data)
+    (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress(data))
+    files = [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl.gz")]
+    plain, packed = resolve(files).sources
+    blocks = list(split_source(plain, 0, block_bytes=1, max_line=300))
+    assert len(blocks) > 20
+    for block in blocks:
+        away = block.detached()
+        assert away.data == b"" and away.attached() == block
+    assert all(b.detached() is b for b in split_source(packed, 1, block_bytes=1, max_line=300))  # gzip: sent whole
+
+    one = ingest(files, tmp_path / "one", workers=1, max_line_bytes=300)
+    two = ingest(files, tmp_path / "two", workers=2, max_line_bytes=300, block_bytes=1)
+    assert everything(tmp_path / "two") == everything(tmp_path / "one")
+    assert (two.lines, two.events, two.rejects, two.blank_lines) == (one.lines, one.events, one.rejects, one.blank_lines)
+
+
+def test_a_file_changed_under_a_detached_block_stops_the_ingest(tmp_path):
+    from pipeline.ingest.split import split_source
+    from pipeline.inputs import InputError, resolve
+
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(dump(_mixed_log(31)))
+    (source,) = resolve([str(log)]).sources
+    away = [b.detached() for b in split_source(source, 0, block_bytes=1, max_line=300)]
+    log.write_bytes(log.read_bytes().replace(b"\n", b" \n", 3))  # lines move
+    with pytest.raises(InputError, match="changed while it was being ingested"):
+        for block in away:
+            block.attached()
+
+
 def test_tiny_blocks_give_the_same_dataset_as_one_block(tmp_path):
     """The split stage cuts inputs into blocks at line boundaries: line numbers, blank lines,
     over-long lines and a last line without a newline come out the same however small the

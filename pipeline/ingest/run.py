@@ -300,6 +300,8 @@ class _Reading:
                     self._take(self.pool.next_result())
                 spill = self.config.spill_dir / f"block-{len(self.spills):06d}.arrow"
                 self.spills.append(spill)
+                if self.pool.processes:
+                    block = block.detached()  # the worker reads its bytes from the file
                 self.pool.submit("block", "parse", block, ordinal, spill)
                 self.progress(source.raw_bytes - counts.progress)
                 counts.progress = source.raw_bytes

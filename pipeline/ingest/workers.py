@@ -30,6 +30,7 @@ from pipeline.ingest.parse import parse_block
 from pipeline.ingest.sinks import Sinks
 from pipeline.ingest.store import _crash_point
 from pipeline.ingest.split import Block
+from pipeline.inputs import InputError
 from pipeline.replay.partition import bad_line_findings, replay_partition
 from pipeline.rules import Ruleset
 
@@ -80,6 +81,7 @@ class Worker:
         """Parse a block, route its events to the spill file, write events and rejects."""
         c = self.config
         _crash_point("worker_parse")
+        block = block.attached()
         parsed = parse_block(block, c.ingest_id, c.max_line)
         result = BlockResult(block.source, lines=parsed.lines, blank=parsed.blank)
         events, bad = parsed.events, parsed.bad
@@ -179,6 +181,8 @@ class Pool:
             if status == "oserror":
                 errno, strerror, filename = payload
                 raise OSError(errno, strerror, filename) if filename is not None else OSError(errno, strerror)
+            if status == "input":
+                raise InputError(*payload)
             if status == "error":
                 raise WorkerError(f"ingest worker failed:\n{payload}")
             return tag, payload
@@ -231,6 +235,8 @@ def _worker_main(config: Config, number: int, inbox, outbox, parent: int) -> Non
                 return
             tag, method, args = task
             outbox.put(("ok", tag, getattr(worker, method)(*args)))
+    except InputError as exc:  # an input changed under us: the parent stops with its words
+        outbox.put(("input", None, (exc.spec, exc.reason)))
     except OSError as exc:  # a full or read-only disk: the parent reports it as for its own writes
         outbox.put(("oserror", None, (exc.errno, exc.strerror, exc.filename)))
     except BaseException:
