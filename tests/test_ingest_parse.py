@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, strategies as st
 
 from pipeline.ingest import batches
 from pipeline.ingest.parse import parse_block
@@ -197,3 +198,18 @@ def test_a_block_that_is_not_utf8_skips_arrow():
     lines = CLEAN * 3 + [b'{"game_id":"g\xff","seq":5,"type":"roll","player":"a","dice":[1]}']
     assert_same(lines)
     assert bulk(lines, "f.jsonl").arrow_rows == 0
+
+
+@given(st.binary(max_size=80).map(lambda b: bytes(b"nul_start\"end{}x"[c % 16] for c in b)))
+def test_the_guard_finds_every_aside_word_where_bytes_find_does(data):
+    import numpy as np
+
+    from pipeline.ingest.parse import _ASIDE_WORDS, _find_all
+
+    buf = np.frombuffer(data, np.uint8)
+    for word, anchor in _ASIDE_WORDS:
+        expected, i = [], data.find(word)
+        while i >= 0:
+            expected.append(i)
+            i = data.find(word, i + 1)
+        assert _find_all(buf, word, anchor).tolist() == expected

@@ -79,7 +79,9 @@ BULK_SCHEMA = pa.schema([
 ])
 # lines holding these go to the msgspec path: game_start/game_end (fields outside the
 # schema) and an explicit null (Arrow reads it as an absent field)
-_ASIDE_WORDS = (b'_start"', b'_end"', b"null")
+# Each word with the index of a byte of it that is rare in logs, where the search starts
+# (bytes.find is slow on these: its skip table keys on the last byte, `"` or `l`, common).
+_ASIDE_WORDS = ((b'_start"', 0), (b'_end"', 0), (b"null", 1))
 _JSON_PARSE = pa_json.ParseOptions(explicit_schema=BULK_SCHEMA, unexpected_field_behavior="error")
 
 
@@ -194,13 +196,9 @@ def _arrow_pieces(lines: _Lines, first: int, name: str, ingest_id: str,
     # the guard over the whole block in C: a line's first byte, and the lines that hold a
     # word (found by searching the whole block)
     aside = lines.buf[lines.starts] != ord("{")
-    for word in _ASIDE_WORDS:
-        at = []
-        i = data.find(word)
-        while i >= 0:
-            at.append(i)
-            i = data.find(word, i + 1)
-        if at:
+    for word, anchor in _ASIDE_WORDS:
+        at = _find_all(lines.buf, word, anchor)
+        if len(at):
             aside[np.searchsorted(lines.ends, at)] = True
     candidates = np.flatnonzero(~aside)
     rest = np.flatnonzero(aside).tolist()
@@ -222,6 +220,17 @@ def _arrow_pieces(lines: _Lines, first: int, name: str, ingest_id: str,
             parts.append(_events_from_columns(*(c.chunk(0) for c in cols), index, first, name, ingest_id))
     rest.sort()
     return rest
+
+
+def _find_all(buf: np.ndarray, word: bytes, anchor: int) -> np.ndarray:
+    """Every position where `word` starts in `buf`: the positions of its byte `anchor`,
+    found in C over the whole block, kept where the word's other bytes follow."""
+    at = np.flatnonzero(buf == word[anchor]) - anchor
+    at = at[(at >= 0) & (at <= len(buf) - len(word))]
+    for j, byte in enumerate(word):
+        if j != anchor and len(at):
+            at = at[buf[at + j] == byte]
+    return at
 
 
 def _read_piece(payload: bytes, lines: int) -> pa.Table | None:

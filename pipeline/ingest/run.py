@@ -13,8 +13,10 @@
 4. commit: games that continue stored ones, and stored lines that a re-read file changed,
    are handled by `incremental`; the store publishes the snapshot atomically.
 
-Inputs of 32 MiB or more on a multi-core machine use two worker processes; smaller ones run
-the same Worker inline (process start-up would cost more than it saves).
+This process is always a worker itself (it parses and replays between cutting blocks);
+inputs of 32 MiB or more on a multi-core machine add a spawned worker process per further
+core (at most 8 in all); smaller ones run in this process alone (a process's start-up
+would cost more than it saves).
 """
 from __future__ import annotations
 
@@ -170,7 +172,6 @@ def _size(source: InputSource) -> int | None:
 
 # ---------------------------------------------------------------------- the entry point
 PARALLEL_MIN_BYTES = 32 << 20  # below this, worker processes cost more than they save
-IN_FLIGHT_PER_WORKER = 2  # blocks queued per worker: bounds memory, keeps workers busy
 
 
 def ingest(
@@ -190,9 +191,9 @@ def ingest(
 
     Raises StoreError (the output cannot be used) and InputError/InputErrors (a spec names
     nothing readable) before anything is written; bad lines and broken files never raise.
-    `workers`: processes that parse and replay; 1 runs everything in this process; None =
-    $FARKLE_LOGS_WORKERS if set, else 2 on a multi-core machine for inputs of 32 MiB or
-    more, else 1. A line longer than `max_line_bytes` is rejected unread.
+    `workers`: processes that parse and replay, this one included (1: this process
+    alone); None = $FARKLE_LOGS_WORKERS if set, else 2 on a multi-core machine for inputs
+    of 32 MiB or more, else 1. A line longer than `max_line_bytes` is rejected unread.
     `engine`: where stages 2-3 run instead of the worker pool (the Spark engine,
     `pipeline.engines.spark.ingest`): an object with `parallelism` and
     `reading(config, stored, progress)` giving what `_Reading` gives; planning, incremental
@@ -279,8 +280,8 @@ def ingest(
 
 
 class _Reading:
-    """Stage 1 here, stages 2-4 on the pool: blocks go out as they are cut (a bounded number
-    in flight), results are summed per input."""
+    """Stage 1 here, stages 2-4 on the pool: blocks are handed out as they are cut, results
+    are summed per input."""
 
     def __init__(self, pool: Pool, config: Config, stored: incremental.Stored, progress):
         self.pool, self.config, self.stored, self.progress = pool, config, stored, progress
@@ -290,21 +291,23 @@ class _Reading:
         self.superseded: list[tuple[str, int, Any]] = []
 
     def read_all(self, to_read: list[tuple[InputSource, SourceCounts]], block_bytes: int) -> list[SourceCounts]:
-        limit = IN_FLIGHT_PER_WORKER * max(1, self.pool.processes)
+        for _, result in self.pool.run(self._parse_tasks(to_read, block_bytes)):
+            self._take(result)
+        return self.counts
+
+    def _parse_tasks(self, to_read: list[tuple[InputSource, SourceCounts]], block_bytes: int):
+        """One parse task per block, cut lazily; each input's counts are final once its last
+        block is cut."""
         for index, (source, planned) in enumerate(to_read):
             counts = SourceCounts(path=planned.path, size=planned.size, sha256=planned.sha256)
             self.counts.append(counts)
             ordinal = self.stored.ordinals[incremental.file_key(source.name, self.config.ingest_id)]
             for block in split_source(source, index, block_bytes, self.config.max_line):
-                while self.pool.in_flight >= limit:
-                    self._take(self.pool.next_result())
                 spill = self.config.spill_dir / f"block-{len(self.spills):06d}.arrow"
                 self.spills.append(spill)
-                if self.pool.processes:
-                    block = block.detached()  # the worker reads its bytes from the file
-                self.pool.submit("block", "parse", block, ordinal, spill)
                 self.progress(source.raw_bytes - counts.progress)
                 counts.progress = source.raw_bytes
+                yield "block", "parse", (block, ordinal, spill)
             counts.lines = source.lines
             counts.sha256 = source.sha256 or counts.sha256
             counts.size = source.raw_bytes
@@ -313,12 +316,8 @@ class _Reading:
                 counts.problems.append({"file": p.file, "line": p.line, "reason": p.reason})
             self.progress(source.raw_bytes - counts.progress)
             counts.progress = source.raw_bytes
-        while self.pool.in_flight:
-            self._take(self.pool.next_result())
-        return self.counts
 
-    def _take(self, tagged) -> None:
-        _, r = tagged
+    def _take(self, r) -> None:
         counts = self.counts[r.source]
         counts.blank_lines += r.blank
         counts.events += r.events
@@ -331,10 +330,8 @@ class _Reading:
         from pipeline.ingest.workers import BucketResult
 
         total = BucketResult()
-        for bucket in range(self.config.buckets):
-            self.pool.submit("bucket", "replay", bucket, spills)
-        while self.pool.in_flight:
-            _, r = self.pool.next_result()
+        tasks = (("bucket", "replay", (bucket, spills)) for bucket in range(self.config.buckets))
+        for _, r in self.pool.run(tasks):
             total.games += r.games
             total.findings_error += r.findings_error
             total.findings_warning += r.findings_warning
@@ -374,15 +371,15 @@ def _plan(inputs: list[InputSource], manifest: dict[str, Any], summary: IngestSu
 
 
 def _processes(workers: int | None, to_read: list[tuple[InputSource, SourceCounts]]) -> int:
-    """Worker processes to start: 0 runs the one worker inline, in this process."""
+    """Workers, this process included: 1 runs everything here."""
     if workers is None and os.environ.get("FARKLE_LOGS_WORKERS", "").isdigit():
         workers = int(os.environ["FARKLE_LOGS_WORKERS"])
     if workers is not None:
-        return 0 if workers <= 1 else min(workers, os.cpu_count() or 1, 8)
+        return 1 if workers <= 1 else min(workers, os.cpu_count() or 1, 8)
     if (os.cpu_count() or 1) < 2:
-        return 0
+        return 1
     total = sum(counts.size or 0 for _, counts in to_read)
-    return 2 if total >= PARALLEL_MIN_BYTES else 0
+    return 2 if total >= PARALLEL_MIN_BYTES else 1
 
 
 def _manifest(old: dict[str, Any], summary: IngestSummary, sources: list[SourceCounts], ingest_id: str,
