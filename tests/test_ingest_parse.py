@@ -138,78 +138,94 @@ def test_simulated_logs_with_injected_errors(seed):
     assert_same(out.getvalue().splitlines())
 
 
-# ---- the Arrow JSON path (parse._arrow_pieces) and its guard --------------------------------
+# ---- the compiled scan (pipeline/ingest/scan.py) ------------------------------------------
 CLEAN = [
     b'{"game_id":"g","seq":2,"ts":"2025-05-01T17:20:38Z","type":"roll","player":"a","dice":[6,4,6,3,1,1]}',
     b'{"game_id":"g","seq":3,"type":"keep","player":"a","dice":[1,1],"points":200}',
     b'{"game_id":"g","seq":4,"type":"bank","player":"a","points":200,"total":200}',
     b'{"game_id":"g","seq":5,"type":"farkle","player":"b"}',
+    b' { "seq" : 6 , "type":"roll","game_id":"g","dice":[ 1 , 5 ] ,"player":"a"}\t\r',  # order, spaces
+    b'{"game_id":"g","seq":7,"type":"farkle","player":"Zo\xc3\xab","total":-500}',
 ]
-GUARDED = [  # lines Arrow's reader would take otherwise than the reference
+EDGES = [  # lines at the edges of the scan's subset (the reference decides those outside it)
     b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[1],"points":null}',  # null kept in extra
     b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[1]} {"game_id":"g","seq":6,"type":"farkle","player":"a"}',
     b'{"game_id":"g","seq":5,"type":"roll",',  # an object over two lines...
     b'"player":"a","dice":[1]}',
     b'{"game_id":"g","seq":-0,"type":"farkle","player":"a"}',
+    b'{"game_id":"g","seq":05,"type":"farkle","player":"a"}',
+    b'{"game_id":"g","seq":-,"type":"farkle","player":"a"}',
+    b'{"game_id":"g","seq":123456789012345678,"type":"farkle","player":"a"}',
+    b'{"game_id":"g","seq":1234567890123456789,"type":"farkle","player":"a"}',
+    b'{"game_id":"g","seq":5,"type":"keep","player":"a","dice":[1],"points":-9223372036854775808}',
     b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[7]}',
     b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[1,-4]}',
     b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[127]}',
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[1,]}',
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[,1]}',
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[1 2]}',
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":1}',
     b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[1],"ts":"x\\"y"}',
     b'{"game_id":"g","seq":5,"type":"roll","player":"","dice":[1]}',
-    b'{"game_id":"g","seq":5,"type":"farkle","player":"null"}',  # the word in a string: set aside, same result
-    b'{"game_id":"g","seq":5,"type":"roll","player":"Zo\xc3\xab","dice":[1]}',
+    b'{"game_id":"g","seq":5,"type":"farkle","player":"null"}',
     b'{"game_id":"g","seq":5,"type":"roll","player":"a\\u0000","dice":[1]}',
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a\tb","dice":[1]}',  # a raw tab in a string
+    b'{"game_id":"g","seq":5,"type":"Roll","player":"a","dice":[1]}',
+    b'{"game_id":"g","seq":5,"typ":"roll","player":"a","dice":[1]}',
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[1]}}',
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[1]',
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[1],}',
+    b'{"game_id":"g","seq":5,"type":"roll","player":"a","dice":[1]"x":1}',
+    b'{"game_id":"g","seq":5,"type":"farkle","player":"a","seq":6}',
+    b'{"game_id":"g","seq":5,"type":"farkle","player":["a"]}',
+    b'{"game_id":"g","seq":5,"type":"farkle","player":"a","total":1.5}',
+    b'{"game_id":"g","seq":5,"type":"farkle","player":"a","total":1E3}',
     b'{}',
 ]
 
 
-@pytest.fixture
-def small_pieces(monkeypatch):
-    """Pieces of 4 lines: most pieces go through Arrow, a bad line refuses only its own."""
-    from pipeline.ingest import parse
-
-    monkeypatch.setattr(parse, "PIECE_LINES", 4)
-
-
-def test_clean_lines_take_the_arrow_path():
+def test_clean_lines_take_the_scan():
     lines = CLEAN * 50
     assert_same(lines)
-    assert bulk(lines, "f.jsonl").arrow_rows == len(lines)
+    assert bulk(lines, "f.jsonl").bulk_rows == len(lines)
 
 
-@pytest.mark.parametrize("raw", NASTY + GUARDED)
-def test_a_bad_line_among_clean_ones(raw, small_pieces):
+@pytest.mark.parametrize("raw", NASTY + EDGES)
+def test_a_bad_line_among_clean_ones(raw):
     lines = CLEAN * 3 + [raw] + CLEAN * 3
     assert_same(lines)
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
-        return  # the whole block skips Arrow (test_a_block_that_is_not_utf8_skips_arrow)
-    assert bulk(lines, "f.jsonl").arrow_rows >= 4  # the pieces without it still went through Arrow
+        return  # the whole block skips the scan (test_a_block_that_is_not_utf8_skips_the_scan)
+    assert bulk(lines, "f.jsonl").bulk_rows >= len(CLEAN) * 6  # the clean lines still took the scan
 
 
-def test_guarded_lines_together(small_pieces):
-    lines = [x for raw in GUARDED for x in (raw, *CLEAN)]
+def test_edge_lines_together():
+    lines = [x for raw in EDGES for x in (raw, *CLEAN)]
     assert_same(lines, first=3)
-    assert_same(GUARDED + CLEAN * 8)  # more than two refused pieces: the rest by msgspec
 
 
-def test_a_block_that_is_not_utf8_skips_arrow():
+def test_a_block_that_is_not_utf8_skips_the_scan():
     lines = CLEAN * 3 + [b'{"game_id":"g\xff","seq":5,"type":"roll","player":"a","dice":[1]}']
     assert_same(lines)
-    assert bulk(lines, "f.jsonl").arrow_rows == 0
+    assert bulk(lines, "f.jsonl").bulk_rows == 0
 
 
-@given(st.binary(max_size=80).map(lambda b: bytes(b"nul_start\"end{}x"[c % 16] for c in b)))
-def test_the_guard_finds_every_aside_word_where_bytes_find_does(data):
-    import numpy as np
+_PIECES = [b"{", b"}", b"[", b"]", b",", b":", b" ", b'"', b"\\", b"-", b"0", b"5", b"7", b"1.5", b"e3",
+           b"null", b'"game_id"', b'"seq"', b'"type"', b'"player"', b'"dice"', b'"points"', b'"total"',
+           b'"ts"', b'"roll"', b'"keep"', b'"bank"', b'"farkle"', b'"a"', b'"g"', b'"\xc3\xa9"', b"\t"]
 
-    from pipeline.ingest.parse import _ASIDE_WORDS, _find_all
 
-    buf = np.frombuffer(data, np.uint8)
-    for word, anchor in _ASIDE_WORDS:
-        expected, i = [], data.find(word)
-        while i >= 0:
-            expected.append(i)
-            i = data.find(word, i + 1)
-        assert _find_all(buf, word, anchor).tolist() == expected
+@given(st.lists(st.sampled_from(CLEAN), min_size=1, max_size=3),
+       st.lists(st.tuples(st.integers(0, 200), st.integers(0, 3), st.sampled_from(_PIECES)), max_size=4))
+def test_mangled_lines_are_decoded_as_the_reference_decodes_them(lines, edits):
+    """Clean lines with pieces of JSON inserted, deleted or swapped in: whatever the scan
+    accepts, it accepts with the reference's values; the rest the reference decides."""
+    mangled = []
+    for raw in lines:
+        for at, drop, piece in edits:
+            at %= len(raw) + 1
+            raw = raw[:at] + piece + raw[at + drop:]
+        mangled.append(raw.replace(b"\n", b""))
+    assert_same(mangled + CLEAN)

@@ -14,24 +14,13 @@ dice and no points, …) are checked on columns in C++, and a flat struct lets e
 be gathered with a plain attribute read. A field of another type (say `points` on a roll)
 is an unknown field for the reference (it goes to `extra`), so such a row is sent there.
 
-Before msgspec, the common lines of a block go through Arrow's JSON reader (C++, about a
-third of msgspec's cost with the columns gathered) in pieces of PIECE_LINES lines, with an
-explicit schema and unknown fields an error. Arrow's reader is looser than the reference
-in ways that a cheap guard rules out, so only lines that pass the guard go to it:
-- it skips blank lines, reads two objects on one line as two rows and an object over two
-  lines as one: so a piece holds only lines that start with `{`, and its row count must
-  equal its line count. A line's first `{` starts a top-level object (the schema has no
-  object fields and a JSON string holds no raw newline), so equal counts mean one row per
-  line, in order;
-- it reads an explicit `null` as an absent field (the reference keeps `"points": null` on a
-  roll in `extra`): lines holding `null` anywhere are left out;
-- it does not check UTF-8: a block that is not valid UTF-8 skips Arrow entirely;
-- game_start/game_end lines (fields outside the schema) are left out, so pieces do not fail;
-- it does not know the value rules (seq >= 1, non-empty names, 1-6 dice of 1-6, a type's
-  own fields, ts): those are checked on the columns, and a row that fails goes to the
-  reference like any other.
-A piece Arrow refuses (any bad line: a duplicate key, `5.0` for an integer, bad JSON) goes
-whole to the msgspec path; after two refused pieces the rest of the block does too.
+Before msgspec, every line of a block goes through a compiled scan
+(`pipeline.ingest.scan`), which decodes the common turn lines of a strict subset of JSON
+straight from the block's bytes into columns, and marks every other line for msgspec. The
+block must be valid UTF-8 (else it skips the scan: the scan trusts the bytes of a text
+value), and the value rules the scan does not judge (seq >= 1, non-empty names, 1-6 dice of
+1-6, a type's own fields, ts) are checked on the columns; a row that fails goes to the
+reference like any other.
 """
 from __future__ import annotations
 
@@ -41,10 +30,9 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.json as pa_json
 
 from pipeline import tables
-from pipeline.ingest import batches
+from pipeline.ingest import batches, scan
 from pipeline.ingest.split import Block, too_long
 from pipeline.model import BadLine, Event
 from pipeline.reader import parse_line
@@ -71,37 +59,23 @@ class TurnLine(msgspec.Struct, forbid_unknown_fields=True):
 _decode = msgspec.json.Decoder(TurnLine).decode
 _MsgspecError = msgspec.MsgspecError
 
-PIECE_LINES = 16_384  # lines per Arrow JSON call: a refused piece costs at most this many
-BULK_SCHEMA = pa.schema([
-    ("game_id", pa.string()), ("seq", pa.int64()), ("type", pa.string()), ("ts", pa.string()),
-    ("player", pa.string()), ("dice", tables.EVENTS.field("dice").type), ("points", pa.int64()),
-    ("total", pa.int64()),
-])
-# lines holding these go to the msgspec path: game_start/game_end (fields outside the
-# schema) and an explicit null (Arrow reads it as an absent field)
-# Each word with the index of a byte of it that is rare in logs, where the search starts
-# (bytes.find is slow on these: its skip table keys on the last byte, `"` or `l`, common).
-_ASIDE_WORDS = ((b'_start"', 0), (b'_end"', 0), (b"null", 1))
-_JSON_PARSE = pa_json.ParseOptions(explicit_schema=BULK_SCHEMA, unexpected_field_behavior="error")
-
-
 @dataclass
 class Parsed:
     """What one block gives: its valid events (EVENTS schema; the bulk-decoded rows first,
     then the reference's, each in line order), its bad lines in line order, and its count of
-    blank lines. `lines` = events + bad + blank. `arrow_rows`: events Arrow's reader made
-    (tests check that the path ran)."""
+    blank lines. `lines` = events + bad + blank. `bulk_rows`: events the compiled scan
+    made (tests check that the path ran)."""
 
     events: pa.Table
     bad: list[BadLine] = field(default_factory=list)
     blank: int = 0
     lines: int = 0
-    arrow_rows: int = 0
+    bulk_rows: int = 0
 
 
 class _Lines:
     """The lines of a block as offsets into its data (found in C by numpy), so that the
-    common lines are never cut into Python bytes objects: Arrow reads runs of them in place."""
+    common lines are never cut into Python bytes objects: the scan reads them in place."""
 
     def __init__(self, data: bytes):
         self.data = data
@@ -120,15 +94,6 @@ class _Lines:
     def longest(self) -> int:
         return int((self.ends - self.starts).max()) if len(self.ends) else 0
 
-    def runs(self, piece: np.ndarray) -> bytes:
-        """The lines at the ascending indexes `piece`, joined by newlines: one slice of the
-        data per run of consecutive lines."""
-        breaks = np.flatnonzero(np.diff(piece) != 1)
-        firsts = np.concatenate([piece[:1], piece[breaks + 1]])
-        lasts = np.concatenate([piece[breaks], piece[-1:]])
-        data = self.data
-        return b"\n".join([data[s:e] for s, e in zip(self.starts[firsts].tolist(), self.ends[lasts].tolist())])
-
 
 def parse_block(block: Block, ingest_id: str, max_line: int) -> Parsed:
     lines = _Lines(block.data)
@@ -145,8 +110,8 @@ def parse_block(block: Block, ingest_id: str, max_line: int) -> Parsed:
             else:
                 struct_at.append(i)
     else:
-        struct_at = _arrow_pieces(lines, first, name, ingest_id, parts, slow_at)
-    arrow_rows = sum(t.num_rows for t in parts)
+        struct_at = _scanned(lines, first, name, ingest_id, parts, slow_at)
+    bulk_rows = sum(t.num_rows for t in parts)
     fast: list[TurnLine] = []
     fast_at: list[int] = []
     decode = _decode
@@ -179,71 +144,74 @@ def parse_block(block: Block, ingest_id: str, max_line: int) -> Parsed:
     else:
         table = pa.concat_tables(parts).combine_chunks()
     bad.sort(key=lambda b: b.line)
-    return Parsed(table, bad, blank, len(lines) + len(block.long_lines), arrow_rows)
+    return Parsed(table, bad, blank, len(lines) + len(block.long_lines), bulk_rows)
 
 
-def _arrow_pieces(lines: _Lines, first: int, name: str, ingest_id: str,
-                  parts: list[pa.Table], slow_at: list[int]) -> list[int]:
-    """Stage the lines that pass the guard (module docstring) through Arrow's JSON reader:
-    accepted rows are appended to `parts`, rows the column checks refuse to `slow_at`;
-    returns the line indexes left for the msgspec path, in line order."""
+def _scanned(lines: _Lines, first: int, name: str, ingest_id: str,
+             parts: list[pa.Table], slow_at: list[int]) -> list[int]:
+    """Decode the block's lines with the compiled scan (module docstring): accepted rows are
+    appended to `parts`, rows the column checks refuse to `slow_at`; returns the line
+    indexes left for the msgspec path, in line order."""
     data = lines.data
     if not data.isascii():
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
             return list(range(len(lines)))
-    # the guard over the whole block in C: a line's first byte, and the lines that hold a
-    # word (found by searching the whole block)
-    aside = lines.buf[lines.starts] != ord("{")
-    for word, anchor in _ASIDE_WORDS:
-        at = _find_all(lines.buf, word, anchor)
-        if len(at):
-            aside[np.searchsorted(lines.ends, at)] = True
-    candidates = np.flatnonzero(~aside)
-    rest = np.flatnonzero(aside).tolist()
-    refused = 0
-    for start in range(0, len(candidates), PIECE_LINES):
-        piece = candidates[start:start + PIECE_LINES]
-        table = None if refused >= 2 else _read_piece(lines.runs(piece), len(piece))
-        if table is None:
-            refused += 1
-            rest.extend(piece.tolist())
-            continue
-        index = pa.array(piece, pa.int64())
-        ok = _values_ok(table)
-        if not pc.all(ok).as_py():
-            slow_at.extend(pc.filter(index, pc.invert(ok)).to_pylist())
-            table, index = table.filter(ok), index.filter(ok)
-        if table.num_rows:
-            cols = table.combine_chunks().columns
-            parts.append(_events_from_columns(*(c.chunk(0) for c in cols), index, first, name, ingest_id))
-    rest.sort()
+    n = len(lines)
+    ok = np.zeros(n, np.bool_)
+    spans = np.full((n, 6), -1, np.int64)
+    ints = np.zeros((n, 3), np.int64)
+    has = np.zeros((n, 3), np.bool_)
+    kinds = np.zeros(n, np.int8)
+    dice = np.zeros((n, 6), np.int8)
+    ndice = np.full(n, -1, np.int8)
+    scan.compiled("scan_lines")(lines.buf, lines.starts, lines.ends, scan.KEY_BYTES, scan.KEY_LENS,
+                                scan.TYPE_BYTES, scan.TYPE_LENS, ok, spans, ints, has, kinds, dice, ndice)
+    rows = np.flatnonzero(ok)
+    rest = np.flatnonzero(~ok).tolist()
+    if not len(rows):
+        return rest
+    spans, ints, has, counts = spans[rows], ints[rows], has[rows], ndice[rows].astype(np.int64)
+    listed = counts >= 0
+    counts[~listed] = 0
+    offsets = np.zeros(len(rows) + 1, np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    faces = dice[rows][np.arange(6) < counts[:, None]]
+    table = pa.Table.from_arrays([
+        _text(lines.buf, spans[:, scan.SP_GAME], spans[:, scan.SP_GAME + 1]),
+        pa.array(ints[:, scan.IN_SEQ]),
+        TURN_TYPES.take(pa.array(kinds[rows])),
+        _text(lines.buf, spans[:, scan.SP_TS], spans[:, scan.SP_TS + 1]),
+        _text(lines.buf, spans[:, scan.SP_PLAYER], spans[:, scan.SP_PLAYER + 1]),
+        pa.ListArray.from_arrays(pa.array(offsets), pa.array(faces, pa.int8()), type=_DICE, mask=pa.array(~listed)),
+        pa.array(ints[:, scan.IN_POINTS], mask=~has[:, scan.IN_POINTS]),
+        pa.array(ints[:, scan.IN_TOTAL], mask=~has[:, scan.IN_TOTAL]),
+    ], names=_COLUMNS)
+    index = pa.array(rows, pa.int64())
+    valid = _values_ok(table)
+    if not pc.all(valid).as_py():
+        slow_at.extend(pc.filter(index, pc.invert(valid)).to_pylist())
+        table, index = table.filter(valid), index.filter(valid)
+    if table.num_rows:
+        cols = table.combine_chunks().columns
+        parts.append(_events_from_columns(*(c.chunk(0) for c in cols), index, first, name, ingest_id))
     return rest
 
 
-def _find_all(buf: np.ndarray, word: bytes, anchor: int) -> np.ndarray:
-    """Every position where `word` starts in `buf`: the positions of its byte `anchor`,
-    found in C over the whole block, kept where the word's other bytes follow."""
-    at = np.flatnonzero(buf == word[anchor]) - anchor
-    at = at[(at >= 0) & (at <= len(buf) - len(word))]
-    for j, byte in enumerate(word):
-        if j != anchor and len(at):
-            at = at[buf[at + j] == byte]
-    return at
+_COLUMNS = ["game_id", "seq", "type", "ts", "player", "dice", "points", "total"]
+_DICE = tables.EVENTS.field("dice").type
 
 
-def _read_piece(payload: bytes, lines: int) -> pa.Table | None:
-    """`lines` lines as BULK_SCHEMA columns, one row per line; None if Arrow refuses them."""
-    try:
-        table = pa_json.read_json(
-            pa.py_buffer(payload), parse_options=_JSON_PARSE,
-            read_options=pa_json.ReadOptions(use_threads=False, block_size=len(payload) + 1))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        return None
-    if table.num_rows != lines:
-        return None
-    return table.combine_chunks()
+def _text(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
+    """A string array of the byte spans [starts, ends) of buf; a start of -1 is null."""
+    present = starts >= 0
+    size = int((ends - starts)[present].sum())
+    offsets = np.empty(len(starts) + 1, np.int32)
+    out = np.empty(size, np.uint8)
+    scan.compiled("gather_text")(buf, starts, ends, offsets, out)
+    validity = None if present.all() else pa.py_buffer(np.packbits(present, bitorder="little"))
+    return pa.Array.from_buffers(pa.string(), len(starts), [validity, pa.py_buffer(offsets), pa.py_buffer(out)])
 
 
 def _values_ok(t: pa.Table) -> pa.Array:
