@@ -157,7 +157,7 @@ def _line(buf, i, end, key_bytes, key_lens, type_bytes, type_lens, row, spans, i
             first = i
             value = 0
             while i < end and 48 <= buf[i] <= 57:
-                value = value * 10 + (buf[i] - 48)
+                value = value * 10 + (int(buf[i]) - 48)  # int(): in plain Python buf[i] is a uint8
                 i += 1
             digits = i - first
             if digits == 0 or digits > MAX_DIGITS or (digits > 1 and buf[first] == 48):
