@@ -168,38 +168,54 @@ def _scanned(lines: _Lines, first: int, name: str, ingest_id: str,
     ndice = np.full(n, -1, np.int8)
     scan.compiled("scan_lines")(lines.buf, lines.starts, lines.ends, scan.KEY_BYTES, scan.KEY_LENS,
                                 scan.TYPE_BYTES, scan.TYPE_LENS, ok, spans, ints, has, kinds, dice, ndice)
-    rows = np.flatnonzero(ok)
     rest = np.flatnonzero(~ok).tolist()
+    rows = np.flatnonzero(ok)
+    # The rules msgspec's types and _shape_ok check, here on the scan's integer columns (a
+    # row that breaks one goes to the reference, which says what is wrong with it): non-empty
+    # game_id and player, seq >= 1, 1-6 dice of 1-6, exactly the type's own fields.
+    spans, ints, has, counts, kind = spans[rows], ints[rows], has[rows], ndice[rows].astype(np.int64), kinds[rows]
+    listed, points, total = counts >= 0, has[:, scan.IN_POINTS], has[:, scan.IN_TOTAL]
+    faces = dice[rows]
+    in_list = np.arange(6) < counts[:, None]
+    shape = np.select(
+        [kind == 0, kind == 1, kind == 2, kind == 3],
+        [listed & ~points & ~total, listed & points & ~total, ~listed & points & total, ~listed & ~points], False)
+    good = (shape & (spans[:, scan.SP_GAME + 1] > spans[:, scan.SP_GAME])
+            & (spans[:, scan.SP_PLAYER + 1] > spans[:, scan.SP_PLAYER]) & (ints[:, scan.IN_SEQ] >= 1)
+            & (~listed | (counts >= 1)) & ~(in_list & ((faces < 1) | (faces > 6))).any(axis=1))
+    if not good.all():
+        slow_at.extend(rows[~good].tolist())
+        rows, spans, ints, has, counts, kind, listed, faces, in_list = (
+            a[good] for a in (rows, spans, ints, has, counts, kind, listed, faces, in_list))
     if not len(rows):
         return rest
-    spans, ints, has, counts = spans[rows], ints[rows], has[rows], ndice[rows].astype(np.int64)
-    listed = counts >= 0
+    ts = _text(lines.buf, spans[:, scan.SP_TS], spans[:, scan.SP_TS + 1])
+    if ts.null_count < len(ts):  # the one rule left to Arrow: the ts format (a regular expression)
+        ts_ok = pc.fill_null(pc.match_substring_regex(ts, TS_PATTERN), True).to_numpy(zero_copy_only=False)
+        if not ts_ok.all():
+            slow_at.extend(rows[~ts_ok].tolist())
+            rows, spans, ints, has, counts, kind, listed, faces, in_list = (
+                a[ts_ok] for a in (rows, spans, ints, has, counts, kind, listed, faces, in_list))
+            ts = ts.filter(pa.array(ts_ok))
+            if not len(rows):
+                return rest
     counts[~listed] = 0
     offsets = np.zeros(len(rows) + 1, np.int32)
     np.cumsum(counts, out=offsets[1:])
-    faces = dice[rows][np.arange(6) < counts[:, None]]
-    table = pa.Table.from_arrays([
+    parts.append(_events_from_columns(
         _text(lines.buf, spans[:, scan.SP_GAME], spans[:, scan.SP_GAME + 1]),
         pa.array(ints[:, scan.IN_SEQ]),
-        TURN_TYPES.take(pa.array(kinds[rows])),
-        _text(lines.buf, spans[:, scan.SP_TS], spans[:, scan.SP_TS + 1]),
+        TURN_TYPES.take(pa.array(kind)),
+        ts,
         _text(lines.buf, spans[:, scan.SP_PLAYER], spans[:, scan.SP_PLAYER + 1]),
-        pa.ListArray.from_arrays(pa.array(offsets), pa.array(faces, pa.int8()), type=_DICE, mask=pa.array(~listed)),
+        pa.ListArray.from_arrays(pa.array(offsets), pa.array(faces[in_list], pa.int8()), type=_DICE,
+                                 mask=pa.array(~listed)),
         pa.array(ints[:, scan.IN_POINTS], mask=~has[:, scan.IN_POINTS]),
         pa.array(ints[:, scan.IN_TOTAL], mask=~has[:, scan.IN_TOTAL]),
-    ], names=_COLUMNS)
-    index = pa.array(rows, pa.int64())
-    valid = _values_ok(table)
-    if not pc.all(valid).as_py():
-        slow_at.extend(pc.filter(index, pc.invert(valid)).to_pylist())
-        table, index = table.filter(valid), index.filter(valid)
-    if table.num_rows:
-        cols = table.combine_chunks().columns
-        parts.append(_events_from_columns(*(c.chunk(0) for c in cols), index, first, name, ingest_id))
+        pa.array(rows, pa.int64()), first, name, ingest_id))
     return rest
 
 
-_COLUMNS = ["game_id", "seq", "type", "ts", "player", "dice", "points", "total"]
 _DICE = tables.EVENTS.field("dice").type
 
 
@@ -212,26 +228,6 @@ def _text(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
     scan.compiled("gather_text")(buf, starts, ends, offsets, out)
     validity = None if present.all() else pa.py_buffer(np.packbits(present, bitorder="little"))
     return pa.Array.from_buffers(pa.string(), len(starts), [validity, pa.py_buffer(offsets), pa.py_buffer(out)])
-
-
-def _values_ok(t: pa.Table) -> pa.Array:
-    """Per row: what TurnLine's types check in msgspec (non-empty names, seq >= 1, 1-6 dice
-    of 1-6) and what _shape_ok checks for both paths."""
-    dice = t.column("dice").combine_chunks()
-    count = pc.list_value_length(dice)
-    ok = pc.and_(
-        pc.and_(pc.greater(pc.binary_length(t.column("game_id")), 0), pc.greater_equal(t.column("seq"), 1)),
-        pc.and_(pc.greater(pc.binary_length(t.column("player")), 0),
-                pc.or_kleene(pc.is_null(count), pc.and_(pc.greater_equal(count, 1), pc.less_equal(count, 6)))),
-    )
-    ok = pc.and_(pc.fill_null(ok, False), _shape_ok(t.column("type"), t.column("ts"), t.column("player"),
-                                                     dice, t.column("points"), t.column("total")))
-    faces = pc.list_flatten(dice)
-    off = pc.or_(pc.less(faces, 1), pc.greater(faces, 6))
-    if pc.any(off).as_py():
-        rows = pc.unique(pc.filter(pc.list_parent_indices(dice), off))
-        ok = pc.and_(ok, pc.invert(pc.is_in(pa.array(range(t.num_rows), pa.int64()), value_set=rows.cast(pa.int64()))))
-    return ok
 
 
 def _fast_table(rows: list[TurnLine], at: list[int], first: int, name: str,
@@ -284,12 +280,25 @@ def _events_from_columns(game_id, seq, kind, ts, player, dice, points, total, in
             pa.nulls(n, pa.list_(pa.string())),
             nulls,
             nulls,
-            pc.fill_null(nulls, name),
+            _repeated(name, n),
             pc.add(index, first),
-            pc.fill_null(nulls, ingest_id),
+            _repeated(ingest_id, n),
         ],
         schema=tables.EVENTS,
     )
+
+
+def _repeated(text: str, n: int) -> pa.Array:
+    """`text` n times, built from buffers (fill_null copied it value by value)."""
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError:  # a file name that is not UTF-8: Arrow's own conversion decides
+        return pc.fill_null(pa.nulls(n, pa.string()), text)
+    offsets = np.arange(n + 1, dtype=np.int64) * len(raw)
+    if offsets[-1] < 2**31:
+        return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets.astype(np.int32)),
+                                                      pa.py_buffer(raw * n)])
+    return pa.array([text] * n, pa.string())
 
 
 def _shape_ok(kind: pa.Array, ts: pa.Array, player: pa.Array, dice: pa.Array, points: pa.Array,
