@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from pipeline import tables
 from pipeline.ingest import batches, route
+from pipeline.ingest.sinks import writer_options
 from pipeline.dataset_check import duckdb_path
 from pipeline.ingest.split import Block
 from pipeline.inputs import STDIN_NAME
@@ -244,7 +245,7 @@ def supersede(store, touched: set[str], superseded: list[tuple[str, int, Any]], 
             removed.setdefault(table, set()).add(path.name)
             if kept.num_rows:
                 out = staging / table / f"part-{ingest_id}-rw{len(new_files.get(table, [])):04d}.parquet"
-                pq.write_table(kept, out, compression="zstd")
+                pq.write_table(kept, out, **writer_options(kept.schema))
                 new_files.setdefault(table, []).append(out)
     return result
 
