@@ -49,6 +49,35 @@ def test_help_and_score_run_without_the_heavy_machinery():
     assert loaded_after(run_cli.format(argv=["score", "1", "5"])) == []
 
 
+@pytest.mark.parametrize("command", ["ingest", "audit"])
+def test_the_program_ingests_and_audits_without_pandas(tmp_path, command):
+    """The farkle-logs program's local ingest and audit make pandas unimportable (pyarrow would
+    load it only to ask whether a list is a pandas object); imported as a library, nothing
+    changes: pandas stays importable in the caller's process."""
+    from pathlib import Path
+
+    pytest.importorskip("pandas")  # installed with the [spark] extra, as `make test` does
+    log = Path(__file__).resolve().parent.parent / "sample_logs"
+    args = [command, str(log)] + (["--out", str(tmp_path / "ds")] if command == "ingest" else [])
+    probe = ("import atexit, sys\n"
+             "atexit.register(lambda: print('PANDAS', 'pandas' in sys.modules, file=sys.stderr))\n"
+             "from pipeline.cli.entry import main\n"
+             f"sys.argv = ['farkle-logs', *{args!r}]\n"
+             "main()")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert done.returncode in (0, 1), done.stderr
+    assert "PANDAS False" in done.stderr
+    library = ("import sys\n"
+               "from typer.testing import CliRunner\n"
+               "from pipeline.cli.main import app\n"
+               f"CliRunner().invoke(app, {args!r})\n"
+               "import importlib.util\n"
+               "print(importlib.util.find_spec('pandas') is not None and __import__('pandas') is not None)")
+    done = subprocess.run([sys.executable, "-c", library.replace(str(tmp_path / "ds"), str(tmp_path / "ds2"))],
+                          capture_output=True, text=True, timeout=300)
+    assert done.stdout.strip().splitlines()[-1] == "True", done.stderr
+
+
 @pytest.mark.parametrize("flag", ["--version", "-V"])
 def test_version(flag):
     result = runner.invoke(app, [flag])

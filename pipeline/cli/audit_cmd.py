@@ -13,6 +13,7 @@ from pipeline.cli.common import (
     EXIT_USAGE,
     RULES_HELP,
     did_you_mean,
+    lean_program,
     max_line_bytes_option,
     note,
     progress_bar,
@@ -62,6 +63,8 @@ def audit(
     Exit 0: no errors; 1: findings; 2: bad usage (a missing file, a --game or scoresheet
     that matches nothing, a scoresheet that cannot be read).
     """
+    if engine is Engine.local:
+        lean_program()
     from pipeline.audit import read_sheet
     from pipeline.cli.audit_render import print_text, sheet_verdict, write_csv, write_json, write_jsonl
     from pipeline.inputs import resolve

@@ -35,6 +35,20 @@ class TextOrJson(str, enum.Enum):
 RULES_HELP = "Ruleset: a built-in name (standard, playmonster), a .json/.toml file, or inline JSON."
 
 
+def lean_program() -> None:
+    """In the `farkle-logs` program (not when a test or a user imports the library): make
+    pandas unimportable for the rest of the process. pyarrow imports it (0.2 s of start-up)
+    on its first array made from a Python list, only to ask whether the list is a pandas
+    object, and the local ingest and audit never use it. Spark's paths need it: they do not
+    call this."""
+    from pipeline.cli import entry
+
+    if entry.AS_PROGRAM:
+        from pipeline.worker_boot import without_pandas
+
+        without_pandas()
+
+
 def usage_error(message: str) -> NoReturn:
     """One clear line on stderr, exit 2."""
     stderr.print(f"error: {message}")

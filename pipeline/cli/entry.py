@@ -80,8 +80,13 @@ class _Guarded:
         return getattr(self._stream, name)
 
 
+AS_PROGRAM = False  # True when main() runs: this process is the farkle-logs program, nothing else
+
+
 def main() -> None:
     """`farkle-logs ...` (pyproject's console script) and `python -m pipeline.cli`."""
+    global AS_PROGRAM
+    AS_PROGRAM = True
     real_stdout = sys.stdout
     if real_stdout is not None:
         sys.stdout = _Guarded(real_stdout)

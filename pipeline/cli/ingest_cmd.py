@@ -11,6 +11,7 @@ from pipeline.cli.common import (
     EXIT_OK,
     RULES_HELP,
     TextOrJson,
+    lean_program,
     max_line_bytes_option,
     progress_bar,
     rules_or_exit,
@@ -43,6 +44,8 @@ def ingest_command(
     `file_problems` say which. Exit 2: bad usage, a damaged dataset, or a dataset that cannot
     be written (full disk, read-only): nothing is committed.
     """
+    if engine is Engine.local:
+        lean_program()
     from pipeline.cli.dataset_options import dataset_failure
     from pipeline.ingest import InputErrors, StoreError, ingest
     from pipeline.ingest.store import describe_os_error
