@@ -131,8 +131,10 @@ class FastReplay:
 
     def _totals(self, slot: int, column: int) -> dict[str, int]:
         st = self.state
-        poff = st.gs[slot, G_POFF]
-        return {p: int(st.ps[poff + seat, column]) for seat, p in enumerate(st.players[slot])}
+        poff = int(st.gs[slot, G_POFF])
+        players = st.players[slot]
+        # one slice to a list: a numpy scalar read per seat cost about 4 µs
+        return dict(zip(players, st.ps[poff:poff + len(players), column].tolist()))
 
     def result(self, slot: int, first_ts: Any = None, last_ts: Any = None) -> GameResult:
         """The GameResult of a clean game, built by the reference engine's own code."""
