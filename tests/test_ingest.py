@@ -511,3 +511,24 @@ def test_a_file_rewritten_shorter_leaves_only_its_new_lines(tmp_path):
     assert s.superseded == len(old) and s.events == len(new) and s.duplicates == 0
     ingest([str(log)], tmp_path / "one", workers=1)
     assert everything(tmp_path / "ds") == everything(tmp_path / "one")
+
+
+def test_spilled_files_past_the_open_limit_are_read_as_well(tmp_path, monkeypatch):
+    """The replay stage keeps at most MAX_OPEN spilled files open (a huge input has more
+    blocks than a process may open files); the others are opened per bucket, same rows."""
+    import pyarrow as pa
+
+    from pipeline.ingest import route
+
+    paths = []
+    for i in range(5):
+        t = pa.table({"game_id": [f"g{i}-{k}" for k in range(6)], "source_line": list(range(6))})
+        path = tmp_path / f"block-{i}.arrow"
+        route.write_buckets(t, [2, 1, 3], path)
+        paths.append(path)
+    everything_open = [route.SpillFiles().gather(paths, b) for b in range(3)]
+    monkeypatch.setattr(route.SpillFiles, "MAX_OPEN", 2)
+    capped = route.SpillFiles()
+    assert [capped.gather(paths, b) for b in range(3)] == everything_open
+    assert len(capped._readers) == 2
+    assert everything_open[2].column("source_line").to_pylist() == [3, 4, 5] * 5

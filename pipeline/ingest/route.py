@@ -75,6 +75,8 @@ class SpillFiles:
     read, not memory-mapped: a mapping kept open would keep every page read so far in the
     process's resident set."""
 
+    MAX_OPEN = 512  # files kept open: well under the usual limit of 1,024 descriptors
+
     def __init__(self) -> None:
         self._readers: dict[Path, pa.ipc.RecordBatchFileReader] = {}
 
@@ -85,7 +87,9 @@ class SpillFiles:
         for path in paths:
             reader = self._readers.get(path)
             if reader is None:
-                reader = self._readers[path] = pa.ipc.open_file(pa.OSFile(str(path)))
+                reader = pa.ipc.open_file(pa.OSFile(str(path)))
+                if len(self._readers) < self.MAX_OPEN:  # past it (a huge input), open per bucket
+                    self._readers[path] = reader
             schema = reader.schema
             batch = reader.get_batch(bucket)
             if batch.num_rows:
