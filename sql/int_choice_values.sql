@@ -2,7 +2,7 @@
 -- policy (pipeline.strategy; a single-turn model: farkle penalties and the race to the
 -- target are outside it), one row per choice, narrow (int_decision_values adds the game id
 -- and the dice as text). Values come from small per-ruleset tables: the distinct keep states
--- are judged once (int_keep_values) and each keep or bank-or-roll only joins to them.
+-- are judged once (keep_values below) and each keep or bank-or-roll only joins to them.
 --   kind 'keep'    a keep taken from a roll: points = turn points before the roll, dice = dice
 --                  rolled; roll_key / kept_key the roll and the keep (dice keys)
 --   kind 'action'  the bank-or-roll after a keep: points = turn points with the keep
@@ -20,9 +20,78 @@ players as (
     select player, player_no from int_player_numbers
 ),
 
--- named once, read twice (the keeps, and the rolls the choices link to)
+-- named once (DuckDB materializes it), read four times: the keep states, the keeps, the rolls
+-- the choices link to, and the rolls of the turns whose choices link by the as-of join
 roll_keeps as (
     select * from int_roll_keeps
+),
+
+-- each distinct state a judged keep was made in, (ruleset, roll, turn points, opened), judged
+-- once, whatever the number of keeps made in it: for every legal keep K of the roll, the value
+-- of the state it leads to, V(points + value(K), dice left after K, 6 after hot dice),
+-- V = max(bank, roll): below the cap from int_policy_values, at or above it the closed form
+-- (bank = points there, as the cap is above every floor). value_best and best: the best keep
+-- of the state; on equal value fewer dice, then the lower faces (Policy.keep_values' order).
+-- A few tens of thousands of rows for millions of keeps. Here, not in a model of its own,
+-- so that the rolls are read once: from roll_keeps, which DuckDB materializes.
+keep_states as (
+    select distinct ruleset_id, roll_key, points, opened
+    from roll_keeps
+    where judged
+),
+
+after_keep as (
+    select
+        s.ruleset_id,
+        s.roll_key,
+        s.points,
+        s.opened,
+        o.kept_key,
+        o.kept_dice,
+        o.kept_n,
+        coalesce(
+            v.value,
+            greatest((s.points + o.keep_value)::double,
+                     (1.0 - t.farkle_prob) * (s.points + o.keep_value) + t.a_inf)
+        ) as value
+    from keep_states as s
+    inner join int_keep_options as o on s.ruleset_id = o.ruleset_id and s.roll_key = o.roll_key
+    inner join int_policy_tail as t on s.ruleset_id = t.ruleset_id and o.dice_after = t.dice_left
+    left join int_policy_values as v
+        on s.ruleset_id = v.ruleset_id
+        and s.points + o.keep_value = v.points
+        and o.dice_after = v.dice_left
+        and s.opened = v.opened
+),
+
+best_keep as (
+    select
+        ruleset_id,
+        roll_key,
+        points,
+        opened,
+        max(value) as value_best,
+        arg_min(kept_dice, [-value, kept_n::double]) as best
+    from after_keep
+    group by ruleset_id, roll_key, points, opened
+),
+
+keep_values as (
+    select
+        after_keep.ruleset_id,
+        after_keep.roll_key,
+        after_keep.points,
+        after_keep.opened,
+        after_keep.kept_key,
+        after_keep.value as value_made,
+        best_keep.value_best,
+        best_keep.best
+    from after_keep
+    inner join best_keep
+        on after_keep.ruleset_id = best_keep.ruleset_id
+        and after_keep.roll_key = best_keep.roll_key
+        and after_keep.points = best_keep.points
+        and after_keep.opened = best_keep.opened
 ),
 
 keep_rows as (
@@ -44,7 +113,7 @@ keep_rows as (
         case when rolls.judged then v.value_best end as value_best,
         rolls.judged
     from roll_keeps as rolls
-    left join int_keep_values as v
+    left join keep_values as v
         on rolls.ruleset_id = v.ruleset_id
         and rolls.roll_key = v.roll_key
         and rolls.points = v.points
@@ -112,16 +181,25 @@ unlinked as (
 ),
 
 unlinked_turns as (
-    select distinct game_no, player_no, turn from unlinked
+    select distinct game_no, player_no, player, turn from unlinked
 ),
 
+-- the rolls of those turns, from roll_keeps rather than roll_links: read once, roll_links is
+-- not materialized (1.3 M rows at 2.9 M events)
 unlinked_turn_rolls as (
-    select roll_links.*
-    from roll_links
+    select
+        rolls.game_no,
+        unlinked_turns.player_no,
+        rolls.turn,
+        rolls.seq,
+        rolls.judged,
+        rolls.points_after,
+        rolls.dice_after
+    from roll_keeps as rolls
     inner join unlinked_turns
-        on roll_links.game_no = unlinked_turns.game_no
-        and roll_links.player_no = unlinked_turns.player_no
-        and roll_links.turn = unlinked_turns.turn
+        on rolls.game_no = unlinked_turns.game_no
+        and rolls.player = unlinked_turns.player
+        and rolls.turn = unlinked_turns.turn
 ),
 
 linked as (

@@ -238,3 +238,25 @@ def test_sections_as_users_type_them(tiny):
         "decision_quality", "decision_loss_by_state", "blunders"}
     typo = run(tiny, "--section", "blunder")
     assert typo.exit_code == 2 and typo.stderr.startswith("error: unknown section 'blunder' (did you mean blunders?)")
+
+
+def test_stats_does_not_import_pandas(tiny, tmp_path):
+    """pyarrow imports pandas (0.2 s of a run) the first time a table is built from Python
+    lists, only to ask whether a list is a pandas object: a `stats` run over every section
+    builds none (caches warm), so pandas stays unloaded."""
+    import os
+    import subprocess
+
+    sections = [arg for section in SECTIONS for arg in ("--section", section)]
+    probe = (
+        "import sys\n"
+        "from pipeline.cli.entry import main\n"
+        f"sys.argv = ['farkle-logs', 'stats', {str(tiny)!r}, '--format', 'json', *{sections!r}]\n"
+        "try:\n    main()\nexcept SystemExit as exit:\n    assert not exit.code, exit.code\n"
+        "print('pandas' in sys.modules, file=sys.stderr)\n"
+    )
+    env = {**os.environ, "FARKLE_LOGS_CACHE_DIR": str(tmp_path / "cache")}
+    for run_no in (1, 2):  # the first run fills the cache (solving may use pandas), the second reads it
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, env=env)
+        assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "False"

@@ -240,7 +240,10 @@ def _write_json(head: dict[str, object], tables: dict[str, pa.Table]) -> None:
     """`head` with "tables": {name: [row, ...]} added, as one line of compact JSON (pipe it to
     jq to read). Written a chunk of rows at a time: a 20 M-event dataset has ~700 k blunders,
     which as one list of dicts and one string would take most of a GiB. msgspec encodes ten
-    times faster than json.dumps, and writes NaN as null, which is valid JSON."""
+    times faster than json.dumps, and writes NaN as null, which is valid JSON.
+    A row is a msgspec Struct made of the table's columns (its fields renamed to the column
+    names), not the dict of `to_pylist`: the same bytes for 0.14 s instead of 0.25 s over the
+    99 k blunders of a 2.9 M-event dataset."""
     import msgspec
 
     encoder = msgspec.json.Encoder(enc_hook=str)
@@ -249,10 +252,13 @@ def _write_json(head: dict[str, object], tables: dict[str, pa.Table]) -> None:
     out.write(opening + ("," if head else "") + '"tables":{')
     for i, (name, table) in enumerate(tables.items()):
         out.write(("," if i else "") + encoder.encode(name).decode() + ":[")
+        fields = [f"f{k}" for k in range(table.num_columns)]
+        row = msgspec.defstruct("Row", fields, rename=dict(zip(fields, table.column_names)))
         first = True
         for batch in table.to_batches(max_chunksize=JSON_ROWS_PER_CHUNK):
             if batch.num_rows:
-                out.write(("" if first else ",") + encoder.encode(batch.to_pylist()).decode()[1:-1])
+                rows = list(map(row, *(column.to_pylist() for column in batch.columns)))
+                out.write(("" if first else ",") + encoder.encode(rows).decode()[1:-1])
                 first = False
         out.write("]")
     out.write("}}\n")

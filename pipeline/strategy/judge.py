@@ -34,7 +34,7 @@ import pyarrow as pa
 
 from pipeline.rules import Ruleset, RulesetError
 from pipeline.rules.scoring import counts_to_dice
-from pipeline.rules.table import SUB_KEYS, dice_key, score_table
+from pipeline.rules.table import dice_key, score_table, sub_keys
 from pipeline.strategy.export import policy_table
 from pipeline.strategy.solver import BANK, MODEL_NOTE, ROLL, TOL, Policy, solve
 
@@ -111,7 +111,7 @@ def policy_tables(ruleset_texts: Sequence[str | None]) -> dict[str, pa.Table]:
         table = score_table(policy.rules)
         for row in table.rows:
             n = row.n_dice
-            for sub in SUB_KEYS[row.key]:
+            for sub in sub_keys()[row.key]:
                 v = table.value[sub]
                 if v is None:
                     continue
@@ -170,7 +170,7 @@ def judge_action(policy: Policy, points: int, dice_left: int, opened: bool, choi
 def keep_outcome(policy: Policy, roll: Sequence[int], kept: Sequence[int]) -> tuple[int, int] | None:
     """(value of the keep, dice left after it) if `kept` is a legal scoring keep of `roll`."""
     key, sub = dice_key(roll), dice_key(kept)
-    if not kept or sub not in SUB_KEYS.get(key, ()):
+    if not kept or sub not in sub_keys().get(key, ()):
         return None
     v = score_table(policy.rules).value[sub]
     if v is None:

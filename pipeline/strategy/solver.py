@@ -67,7 +67,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from pipeline.rules.ruleset import Ruleset
 from pipeline.rules.scoring import counts_to_dice, dice_counts
-from pipeline.rules.table import SUB_KEYS, counts_key, score_table
+from pipeline.rules.table import counts_key, score_table, sub_keys
 
 MODEL_NOTE = (
     "single-turn model: maximises the expected points banked in one turn; "
@@ -144,7 +144,7 @@ def moves(rules: Ruleset) -> Moves:
                 bust += p
                 continue
             best_by_next: dict[int, int] = {}
-            for sub in SUB_KEYS[key]:
+            for sub in sub_keys()[key]:
                 v = table.value[sub]
                 if v is None:
                     continue
@@ -420,7 +420,7 @@ class Policy:
         self._check_dice(n)
         table = score_table(self.rules)
         out = []
-        for sub in SUB_KEYS[counts_key(counts)]:
+        for sub in sub_keys()[counts_key(counts)]:
             v = table.value[sub]
             if v is None:
                 continue
