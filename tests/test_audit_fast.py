@@ -136,6 +136,68 @@ def test_two_ranges(tmp_path, monkeypatch, seed):
     assert set(found.clean) <= set(sequential.clean) and len(lines) > 100
 
 
+@pytest.mark.parametrize("seed", [3, 4])
+def test_ranges_taken_over(tmp_path, monkeypatch, seed):
+    """The two processes' regions of one file, played out in this process: "this process"
+    reads its region, then takes the back half of the worker's rest again and again (the
+    worker not started yet), then the worker reads what is left to it. The ranges cover
+    the file exactly, and the merged summary gives the reference's report."""
+    import multiprocessing
+
+    from pipeline.audit import audit_stream
+    from pipeline.reader import read_events
+
+    monkeypatch.setattr(audit_fast, "BLOCK", 2048)
+    monkeypatch.setattr(audit_fast, "STEAL_MIN_BYTES", 8192)
+    log = mangled_log(tmp_path / "m.jsonl", seed)
+    source = resolve([str(log)]).sources[0]
+    rules = Ruleset.builtin("standard")
+    size = log.stat().st_size
+    middle = audit_fast._line_start(log, size // 3, size)
+    shared = multiprocessing.get_context("spawn").Array("q", [0, middle, middle, size])
+    parts = audit_fast._scan_regions(source, 0, audit_fast._Regions(shared, 0, log), rules, 1 << 20)
+    parts += audit_fast._scan_regions(source, middle, audit_fast._Regions(shared, 1, log), rules, 1 << 20)
+    starts = sorted(start for start, _ in parts)
+    assert len(parts) >= 4 and starts[0] == 0 and starts[1:-1] != [middle]
+    found = audit_fast._merge(parts)
+    sequential = audit_fast.scan([source], rules, parallel=False)
+    assert list(found.bad_lines[0]) == list(sequential.bad_lines[0])
+    assert found.events == sequential.events and found.starts == sequential.starts
+    assert [(s, e, n) for s, e, _, n, _, _ in found.blocks[0]][-1][1] in (size, size - 1)
+    report = audit_fast.replay_suspects([source], found, rules, trace=True).drain()
+    reference = audit_stream(read_events(resolve([str(log)]).sources), rules)
+    assert list(reference.findings) == report.findings
+    assert reference.games == audit_fast.merged_results(found, report.games)
+    assert reference.timelines == report.timelines
+
+
+def test_second_pass_reads_only_the_blocks_of_suspect_games(tmp_path, monkeypatch):
+    """Pass 2 reads the blocks pass 1 saw a suspect game or a bad line in, no others."""
+    monkeypatch.setattr(audit_fast, "BLOCK", 4096)
+    games = []
+    for seed in range(3):
+        buffer = io.BytesIO()
+        simulate(buffer, games=4, seed=seed)
+        games.append(buffer.getvalue().decode().replace('"game_id":"', f'"game_id":"{seed}-'))
+    lines = "".join(games).splitlines()
+    cut = len(games[0].splitlines()) + 5
+    lines[cut] = lines[cut].replace('"seq":', '"seq":1000')  # a seq_error in the second block's game
+    log = tmp_path / "three.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    found = audit_fast.scan(resolve([str(log)]).sources, Ruleset.builtin("standard"), parallel=False)
+    assert len(found.suspect) == 1
+    text = log.read_bytes()
+    chosen = found.blocks_to_replay(0, found.suspect)
+    assert chosen and all(any(f'"{g}"'.encode() in text[s:e] for g in found.suspect) for s, e, _, _ in chosen)
+    assert len(chosen) < len(found.blocks[0]) / 3
+    lines[cut + 200] = "not json"
+    log.write_text("\n".join(lines) + "\n")
+    found = audit_fast.scan(resolve([str(log)]).sources, Ruleset.builtin("standard"), parallel=False)
+    more = found.blocks_to_replay(0, found.suspect)
+    assert list(found.bad_lines[0]) == [cut + 201] and any(f <= cut + 201 < f + n for _, _, f, n in more)
+    assert found.blocks_to_replay(0, set()) == [c for c in more if c[2] <= cut + 201 < c[2] + c[3]]
+
+
 def test_clean_log_needs_no_second_pass(tmp_path):
     log = simulated(tmp_path / "clean.jsonl", 30, 8, tables=2)
     found = audit_fast.scan(resolve([str(log)]).sources, Ruleset.builtin("standard"), parallel=False)
