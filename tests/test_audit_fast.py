@@ -270,3 +270,19 @@ def test_line_limit_same_as_the_reader(tmp_path, monkeypatch):
     assert {41, 42} & rejected[()] == {42}  # 1.25 MiB: over the default 1 MiB
     assert {41, 42} <= rejected[("300",)]
     assert not {41, 42} & rejected[(str(2 << 20),)]
+
+
+def test_audit_command_does_not_import_pandas(tmp_path):
+    """pyarrow would import pandas (about 0.4 s) only to ask whether a list is a pandas
+    object; the audit command's process refuses it, as its worker does, and still works."""
+    import subprocess
+    import sys
+
+    log = simulated(tmp_path / "s.jsonl", 5, 3, inject_rate=0.3)
+    code = ("import sys\nfrom pipeline.cli.entry import _run\ncode = _run()\n"
+            "print('pandas' in sys.modules, code, file=sys.stderr)")
+    for fmt in FORMATS:
+        done = subprocess.run([sys.executable, "-c", code, "audit", str(log), "-f", fmt], capture_output=True,
+                              text=True, check=False)
+        assert done.stderr.splitlines()[-1] == "False 1", done.stderr
+        assert done.stdout

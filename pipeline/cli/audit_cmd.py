@@ -160,6 +160,12 @@ def _audit_local(resolution, default_rules, game, sheet, format, seen, file_prob
             trace=format is AuditFormat.text,
             on_item=advance,
         )
+    # pyarrow imports pandas (about 0.4 s) the first time pass 1 hands it a Python list, only
+    # to ask whether the list is a pandas object; nothing an audit runs uses pandas, so this
+    # command's process, like the worker it spawns, records it as absent (pipeline/worker_boot.py)
+    from pipeline import worker_boot
+
+    worker_boot.without_pandas()
     return audit_sources(
         resolution.sources,
         default_rules,
