@@ -44,7 +44,7 @@ from typing import BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
-from pipeline import finding_store, worker_boot
+from pipeline import audit_spawn, finding_store
 from pipeline.finding_store import FindingStore
 from pipeline.inputs import InputSource
 from pipeline.limits import MAX_LINE_BYTES
@@ -56,15 +56,14 @@ from pipeline.replay.fast.runner import FastReplay
 from pipeline.rules import Ruleset
 
 BATCH_LINES = 16_384  # lines decoded per msgspec call; a refused batch is re-parsed line by line
-PARALLEL_MIN_BYTES = 32 << 20  # a plain file this large is scanned by two processes at once
+PARALLEL_MIN_BYTES = audit_spawn.PARALLEL_MIN_BYTES  # a plain file this large is read by two processes
 # This process's first range: half the file. The spawned worker starts later (it first
 # imports pyarrow, msgspec and the compiled kernel), which a fixed share can only guess
 # (0.58 was right when that took a second); the ranges rebalance as they go instead (see
 # _Regions), so the first split only sets where the one certain range boundary falls.
-FIRST_SHARE = 0.5
+FIRST_SHARE = audit_spawn.FIRST_SHARE
 STEAL_MIN_BYTES = 4 << 20  # a process that is done takes half of the other's rest if this much is left
 _GAME_ID = re.compile(rb'"game_id"\s*:\s*"([^"\\]*)"').search
-_NOT_A_RANGE_START = (b"\x1f\x8b", b"\xef\xbb\xbf")  # gzip magic, BOM: the reader treats them specially
 
 
 @dataclass
@@ -123,7 +122,7 @@ class _NotPlain(Exception):
     """A plain file turned out to need the reader's own line handling: scan the reader's way."""
 
 
-BLOCK = 1 << 20  # bytes read at a time by the block reader
+BLOCK = audit_spawn.BLOCK  # bytes read at a time by the block reader
 
 
 def _upto(end: int) -> Callable[[int], int]:
@@ -271,6 +270,8 @@ def scan(sources: Sequence[InputSource], default_rules: Ruleset,
         found = _scan_shared(sources[0], default_rules, max_line_bytes)
         if found is not None:
             return found
+    else:
+        audit_spawn.discard()  # a worker pre-started for another kind of scan
     parts = [(source, 0, None) for source in sources]
     try:
         if blocks:
@@ -310,24 +311,7 @@ def _append(summary: ScanSummary, part: ScanSummary, *, line_offset: int, new_so
 
 
 # ---- one file, two processes ----------------------------------------------------------------
-def _line_start(path: Path, offset: int, limit: int) -> int | None:
-    """Start of the first line that begins after `offset` and before `limit`, or None where
-    there is none or a range cannot start (its first bytes would be read as gzip or BOM)."""
-    with open(path, "rb") as fh:
-        fh.seek(offset)
-        while offset < limit and (block := fh.read(1 << 16)):
-            at = block.find(b"\n")
-            if at >= 0:
-                start = offset + at + 1
-                if start >= limit:
-                    return None
-                fh.seek(start)
-                first = fh.read(3)
-                if not first or any(first.startswith(m) for m in _NOT_A_RANGE_START):
-                    return None
-                return start
-            offset += len(block)
-    return None
+_line_start = audit_spawn.line_start
 
 
 class _Regions:
@@ -393,52 +377,32 @@ def _region_worker(source: InputSource, start: int, default_rules: Ruleset, max_
 
 
 def _scan_shared(source: InputSource, default_rules: Ruleset, max_line_bytes: int) -> ScanSummary | None:
-    """One large plain file scanned by this process and one spawned worker (see _Regions);
-    None where it cannot be (too small, not plain, the worker failed: scan in one process)."""
-    if source.path is None:
-        return None
-    try:
-        size = source.path.stat().st_size
-        if size < PARALLEL_MIN_BYTES or not source.path.is_file():
-            return None
-        with open(source.path, "rb") as fh:
-            if fh.read(2) == b"\x1f\x8b":
-                return None
-        middle = _line_start(source.path, int(size * FIRST_SHARE), size)
-    except OSError:
-        return None
-    if middle is None:
-        return None
-    import multiprocessing
-
-    # spawned, not forked: the parent may already hold Arrow's thread pools
-    ctx = multiprocessing.get_context("spawn")
-    shared = ctx.Array("q", [0, middle, middle, size])
-    receive, send = ctx.Pipe(duplex=False)
-    payload = pickle.dumps((source, middle, default_rules, max_line_bytes))
-    worker = ctx.Process(target=worker_boot.run, daemon=True,
-                         args=(f"{__name__}:_region_worker", payload, shared, send))
-    try:
-        worker.start()
-    except Exception:  # pragma: no cover - a worker that cannot start: scan in one process
+    """One large plain file scanned by this process and one spawned worker (see _Regions;
+    the worker pre-started by the command if it was, pipeline.audit_spawn); None where it
+    cannot be (too small, not plain, the worker failed: scan in one process)."""
+    worker = audit_spawn.take(source, default_rules, max_line_bytes, min_bytes=PARALLEL_MIN_BYTES,
+                              first_share=FIRST_SHARE, block=BLOCK)
+    if worker is None:
         return None
     theirs = None
     try:
-        parts = _scan_regions(source, 0, _Regions(shared, 0, source.path), default_rules, max_line_bytes)
-        while not receive.poll(0.5):
-            if not worker.is_alive() and not receive.poll(0):  # pragma: no cover - died without a word
+        parts = _scan_regions(source, 0, _Regions(worker.shared, 0, source.path), default_rules,  # type: ignore[arg-type]
+                              max_line_bytes)
+        while not worker.receive.poll(0.5):
+            if not worker.process.is_alive() and not worker.receive.poll(0):  # pragma: no cover - died silently
                 return None
-        status, theirs = pickle.loads(receive.recv_bytes())
+        status, theirs = pickle.loads(worker.receive.recv_bytes())
         if status != "ok":
+            theirs = None
             return None  # not plain: the reader's own scan reports it where it happens
     except _NotPlain:
         return None
     finally:
         if theirs is None:
-            worker.terminate()
-        receive.close()
-        send.close()
-    # the worker exits on its own (daemonic: not waited for here)
+            worker.stop()
+        else:  # the worker exits on its own (daemonic: not waited for here)
+            worker.receive.close()
+            worker.send.close()
     return _merge(parts + theirs)
 
 

@@ -198,6 +198,29 @@ def test_second_pass_reads_only_the_blocks_of_suspect_games(tmp_path, monkeypatc
     assert found.blocks_to_replay(0, set()) == [c for c in more if c[2] <= cut + 201 < c[2] + c[3]]
 
 
+def test_prestarted_worker_is_taken_over(tmp_path, monkeypatch):
+    """The audit command starts the second process before its heavy imports; the scan
+    takes that one over (no second spawn), and the output is the reference's."""
+    from pipeline import audit_spawn
+
+    monkeypatch.setattr(audit_spawn, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(audit_fast, "PARALLEL_MIN_BYTES", 0)
+    started = []
+    start = audit_spawn.start
+    monkeypatch.setattr(audit_spawn, "start", lambda *a, **k: started.append(start(*a, **k)) or started[-1])
+    log = mangled_log(tmp_path / "m.jsonl", 5)
+    assert_same_audit([str(log)], monkeypatch)
+    assert len(started) == len(FORMATS) and all(started) and not audit_spawn._started
+    # one pre-started for another file is stopped, not left competing
+    other = mangled_log(tmp_path / "o.jsonl", 6)
+    rules = Ruleset.builtin("standard")
+    audit_spawn.prestart(resolve([str(other)]).sources[0], rules, 1 << 20)
+    (stray,) = audit_spawn._started.values()
+    found = audit_fast.scan(resolve([str(log)]).sources, rules)
+    stray.process.join(10)
+    assert not stray.process.is_alive() and not audit_spawn._started and found.events > 100
+
+
 def test_clean_log_needs_no_second_pass(tmp_path):
     log = simulated(tmp_path / "clean.jsonl", 30, 8, tables=2)
     found = audit_fast.scan(resolve([str(log)]).sources, Ruleset.builtin("standard"), parallel=False)

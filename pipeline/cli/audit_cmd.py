@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import enum
+import os
 import sys
 from typing import Iterable, Iterator, List, Optional
 
@@ -62,11 +63,7 @@ def audit(
     Exit 0: no errors; 1: findings; 2: bad usage (a missing file, a --game or scoresheet
     that matches nothing, a scoresheet that cannot be read).
     """
-    from pipeline.audit import read_sheet
-    from pipeline.cli.audit_render import print_text, sheet_verdict, write_csv, write_json, write_jsonl
     from pipeline.inputs import resolve
-    from pipeline.model import FileProblem
-    from pipeline.reader import read_events
 
     default_rules = rules_or_exit(rules) if rules is not None else None
     if coach and (not game or len(game) != 1):
@@ -80,6 +77,18 @@ def audit(
         if "-" in logs:
             usage_error("--engine spark reads files its tasks can open: stdin (-) is for --engine local")
     resolution = resolve(logs)
+    if (engine is Engine.local and not game and scoresheet is None and not coach and len(resolution.sources) == 1
+            and not resolution.sources[0].is_stdin and os.environ.get("FARKLE_LOGS_REPLAY") != "reference"):
+        # the fast audit's second process, started before this one's own heavy imports
+        # (pipeline/audit_spawn.py); audit_sources takes it over
+        from pipeline import audit_spawn
+        from pipeline.rules import Ruleset
+
+        audit_spawn.prestart(resolution.sources[0], default_rules or Ruleset.builtin("standard"), max_line_bytes)
+    from pipeline.audit import read_sheet
+    from pipeline.cli.audit_render import print_text, sheet_verdict, write_csv, write_json, write_jsonl
+    from pipeline.model import FileProblem
+
     for notice in resolution.notices:
         note(notice)
     for problem in resolution.problems:
