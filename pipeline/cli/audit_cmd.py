@@ -139,6 +139,9 @@ def audit(
             sys.stdout.write("\n")
         sys.stdout.flush()
     report.findings.close()
+    from pipeline.cli import entry
+
+    entry.skip_teardown()  # the output is out: the process need not free every object
     for wanted in missing_games:
         stderr.print(f"error: no game {wanted!r} in these logs{did_you_mean(wanted, seen.ids)}")
     if verdict is not None and verdict["rows"] and not verdict["games_found"]:
