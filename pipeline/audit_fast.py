@@ -62,6 +62,11 @@ PARALLEL_MIN_BYTES = audit_spawn.PARALLEL_MIN_BYTES  # a plain file this large i
 # (0.58 was right when that took a second); the ranges rebalance as they go instead (see
 # _Regions), so the first split only sets where the one certain range boundary falls.
 FIRST_SHARE = audit_spawn.FIRST_SHARE
+# pass 1 gives up (MostlyBad) once this many lines are read and more than this share of them
+# are bad: each bad line costs pass 1 a decode and the reader's parse, and pass 2 the same
+# parse again, so such a log is cheaper audited in one reference pass
+MOSTLY_BAD_AFTER = 50_000
+MOSTLY_BAD_SHARE = 0.5
 STEAL_MIN_BYTES = 4 << 20  # a process that is done takes half of the other's rest if this much is left
 _GAME_ID = re.compile(rb'"game_id"\s*:\s*"([^"\\]*)"').search
 
@@ -116,6 +121,10 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+class MostlyBad(Exception):
+    """Pass 1 gave up: most lines read so far are bad (see MOSTLY_BAD_AFTER)."""
 
 
 class _NotPlain(Exception):
@@ -201,10 +210,11 @@ def _is_plain(source: InputSource) -> bool:
 def _scan_parts(parts: Sequence[tuple[InputSource, int, int | Callable[[int], int] | None]],
                 default_rules: Ruleset, on_items: Callable[[int], None] | None = None,
                 on_problem: Callable[[FileProblem], None] | None = None,
-                blocks: bool = True, max_line_bytes: int = MAX_LINE_BYTES) -> ScanSummary:
+                blocks: bool = True, max_line_bytes: int = MAX_LINE_BYTES, give_up: bool = False) -> ScanSummary:
     """Pass 1 over (source, start byte, end byte or reads as for _blocks or None for the
     whole source), in order, in this process, as one part (one kernel state). Plain files
-    are read in blocks; the rest through the reader's lines."""
+    are read in blocks; the rest through the reader's lines. With `give_up`, raises
+    MostlyBad as soon as the lines read are mostly bad ones."""
     fast = FastReplay(default_rules, records=False)
     batcher = LineBatcher(fast.state, default_rules)
     feed = fast.feed
@@ -213,6 +223,14 @@ def _scan_parts(parts: Sequence[tuple[InputSource, int, int | Callable[[int], in
     bad_lines = []
     records_of: list[list | None] = []
     last_line = 0
+    read = 0  # lines read, for give_up
+
+    def check(n_lines: int) -> None:
+        nonlocal read
+        read += n_lines
+        if read >= MOSTLY_BAD_AFTER and sum(map(len, bad_lines)) > MOSTLY_BAD_SHARE * read:
+            raise MostlyBad
+
     with _gc_paused():
         for source, start, end in parts:
             bad = array("q")
@@ -233,6 +251,8 @@ def _scan_parts(parts: Sequence[tuple[InputSource, int, int | Callable[[int], in
                     last_line = first_line + n_lines - 1
                     if on_items is not None:
                         on_items(n_lines)
+                    if give_up:
+                        check(n_lines)
                 continue
             records_of.append(None)
             lines = iter_lines(source, max_line_bytes)
@@ -243,6 +263,8 @@ def _scan_parts(parts: Sequence[tuple[InputSource, int, int | Callable[[int], in
                 base += len(cols)
                 if on_items is not None:
                     on_items(len(chunk))
+                if give_up:
+                    check(len(chunk))
             if source.problem is not None and on_problem is not None:
                 on_problem(source.problem)
     summary = ScanSummary(events=batcher.events, bad_lines=bad_lines, lines=last_line, blocks=records_of,
@@ -261,13 +283,14 @@ def _scan_parts(parts: Sequence[tuple[InputSource, int, int | Callable[[int], in
 def scan(sources: Sequence[InputSource], default_rules: Ruleset,
          on_problem: Callable[[FileProblem], None] | None = None,
          on_items: Callable[[int], None] | None = None, *, parallel: bool = True,
-         max_line_bytes: int = MAX_LINE_BYTES) -> ScanSummary:
+         max_line_bytes: int = MAX_LINE_BYTES, give_up: bool = False) -> ScanSummary:
     """Pass 1 over every source, in order (two ranges at once for one large plain file).
     Blocks are read only when the line limit is at least a block (see `_blocks`); with a
-    smaller limit every line goes through the reader's own splitter."""
+    smaller limit every line goes through the reader's own splitter. With `give_up`,
+    raises MostlyBad once the lines read are mostly bad (in either process)."""
     blocks = max_line_bytes >= BLOCK
     if blocks and parallel and len(sources) == 1 and (os.cpu_count() or 1) > 1:
-        found = _scan_shared(sources[0], default_rules, max_line_bytes)
+        found = _scan_shared(sources[0], default_rules, max_line_bytes, give_up)
         if found is not None:
             return found
     else:
@@ -275,10 +298,12 @@ def scan(sources: Sequence[InputSource], default_rules: Ruleset,
     parts = [(source, 0, None) for source in sources]
     try:
         if blocks:
-            return _scan_parts(parts, default_rules, on_items, on_problem, max_line_bytes=max_line_bytes)
+            return _scan_parts(parts, default_rules, on_items, on_problem, max_line_bytes=max_line_bytes,
+                               give_up=give_up)
     except _NotPlain:
         parts = [(InputSource(s.name, path=s.path), 0, None) for s in sources]
-    summary = _scan_parts(parts, default_rules, on_items, on_problem, blocks=False, max_line_bytes=max_line_bytes)
+    summary = _scan_parts(parts, default_rules, on_items, on_problem, blocks=False, max_line_bytes=max_line_bytes,
+                          give_up=give_up)
     summary.read_in_blocks = False
     summary.blocks = [None] * len(sources)
     return summary
@@ -349,23 +374,37 @@ class _Regions:
             shared[me], shared[me + 1] = cut, end
         return cut
 
+    def stop_both(self) -> None:
+        """End both regions at what each has read (pass 1 gives up: MostlyBad)."""
+        shared = self.shared
+        with shared.get_lock():
+            shared[1], shared[3] = shared[0], shared[2]
+
 
 def _scan_regions(source: InputSource, start: int, regions: _Regions, default_rules: Ruleset,
-                  max_line_bytes: int) -> list[tuple[int, ScanSummary]]:
-    """This process's ranges: its own region from `start`, then stolen ones, each a part."""
+                  max_line_bytes: int, give_up: bool = False) -> list[tuple[int, ScanSummary]]:
+    """This process's ranges: its own region from `start`, then stolen ones, each a part.
+    Giving up (MostlyBad) ends the other process's region too."""
     parts = []
-    while start is not None:
-        parts.append((start, _scan_parts([(source, start, regions)], default_rules, max_line_bytes=max_line_bytes)))
-        start = regions.steal()
+    try:
+        while start is not None:
+            parts.append((start, _scan_parts([(source, start, regions)], default_rules, max_line_bytes=max_line_bytes,
+                                             give_up=give_up)))
+            start = regions.steal()
+    except MostlyBad:
+        regions.stop_both()
+        raise
     return parts
 
 
-def _region_worker(source: InputSource, start: int, default_rules: Ruleset, max_line_bytes: int,
+def _region_worker(source: InputSource, start: int, default_rules: Ruleset, max_line_bytes: int, give_up: bool,
                    shared, conn) -> None:
     """The worker's side (run through worker_boot): its ranges' parts, sent pickled to `conn`."""
     try:
         result = ("ok", _scan_regions(source, start, _Regions(shared, 1, source.path), default_rules,  # type: ignore[arg-type]
-                                      max_line_bytes))
+                                      max_line_bytes, give_up))
+    except MostlyBad:
+        result = ("mostly bad", None)
     except _NotPlain:
         result = ("not plain", None)
     except BaseException:  # noqa: BLE001 - reported to the parent, which scans in one process
@@ -376,22 +415,26 @@ def _region_worker(source: InputSource, start: int, default_rules: Ruleset, max_
         pass
 
 
-def _scan_shared(source: InputSource, default_rules: Ruleset, max_line_bytes: int) -> ScanSummary | None:
+def _scan_shared(source: InputSource, default_rules: Ruleset, max_line_bytes: int,
+                 give_up: bool = False) -> ScanSummary | None:
     """One large plain file scanned by this process and one spawned worker (see _Regions;
     the worker pre-started by the command if it was, pipeline.audit_spawn); None where it
     cannot be (too small, not plain, the worker failed: scan in one process)."""
-    worker = audit_spawn.take(source, default_rules, max_line_bytes, min_bytes=PARALLEL_MIN_BYTES,
+    worker = audit_spawn.take(source, default_rules, max_line_bytes, give_up, min_bytes=PARALLEL_MIN_BYTES,
                               first_share=FIRST_SHARE, block=BLOCK)
     if worker is None:
         return None
     theirs = None
     try:
         parts = _scan_regions(source, 0, _Regions(worker.shared, 0, source.path), default_rules,  # type: ignore[arg-type]
-                              max_line_bytes)
+                              max_line_bytes, give_up)
         while not worker.receive.poll(0.5):
             if not worker.process.is_alive() and not worker.receive.poll(0):  # pragma: no cover - died silently
                 return None
         status, theirs = pickle.loads(worker.receive.recv_bytes())
+        if status == "mostly bad":
+            theirs = None
+            raise MostlyBad
         if status != "ok":
             theirs = None
             return None  # not plain: the reader's own scan reports it where it happens

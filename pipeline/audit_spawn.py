@@ -68,16 +68,16 @@ class Worker:
 _started: dict[tuple, Worker] = {}
 
 
-def _key(source: Any, default_rules: Any, max_line_bytes: int) -> tuple:
-    return (str(source.path), source.name, default_rules, max_line_bytes)
+def _key(source: Any, default_rules: Any, max_line_bytes: int, give_up: bool) -> tuple:
+    return (str(source.path), source.name, default_rules, max_line_bytes, give_up)
 
 
-def start(source: Any, default_rules: Any, max_line_bytes: int, *, min_bytes: int | None = None,
+def start(source: Any, default_rules: Any, max_line_bytes: int, give_up: bool, *, min_bytes: int | None = None,
           first_share: float | None = None, block: int | None = None) -> Worker | None:
     """Spawn the worker for `source` (an InputSource), or None where one file is not read by
     two processes: stdin, gzip, not a regular file, smaller than min_bytes, one core, a line
     limit under a block (read by the reader's lines), no line start to split at. Options
-    left None are this module's constants."""
+    left None are this module's constants; `give_up` is audit_fast.scan's."""
     min_bytes = PARALLEL_MIN_BYTES if min_bytes is None else min_bytes
     first_share = FIRST_SHARE if first_share is None else first_share
     block = BLOCK if block is None else block
@@ -102,7 +102,7 @@ def start(source: Any, default_rules: Any, max_line_bytes: int, *, min_bytes: in
     ctx = multiprocessing.get_context("spawn")
     shared = ctx.Array("q", [0, middle, middle, size])
     receive, send = ctx.Pipe(duplex=False)
-    payload = pickle.dumps((source, middle, default_rules, max_line_bytes))
+    payload = pickle.dumps((source, middle, default_rules, max_line_bytes, give_up))
     process = ctx.Process(target=worker_boot.run, daemon=True,
                           args=("pipeline.audit_fast:_region_worker", payload, shared, send))
     try:
@@ -114,21 +114,21 @@ def start(source: Any, default_rules: Any, max_line_bytes: int, *, min_bytes: in
     return Worker(process, shared, receive, send, middle, size)
 
 
-def prestart(source: Any, default_rules: Any, max_line_bytes: int) -> None:
+def prestart(source: Any, default_rules: Any, max_line_bytes: int, give_up: bool = True) -> None:
     """Start the worker now for a later `take` of the same file, rules and line limit."""
-    key = _key(source, default_rules, max_line_bytes)
+    key = _key(source, default_rules, max_line_bytes, give_up)
     if key not in _started:
-        worker = start(source, default_rules, max_line_bytes)
+        worker = start(source, default_rules, max_line_bytes, give_up)
         if worker is not None:
             _started[key] = worker
 
 
-def take(source: Any, default_rules: Any, max_line_bytes: int, **options: Any) -> Worker | None:
+def take(source: Any, default_rules: Any, max_line_bytes: int, give_up: bool, **options: Any) -> Worker | None:
     """The worker `prestart` started for this file, rules and line limit, else a new one
     (`start`'s options); any other pre-started worker is stopped (it would only compete)."""
-    worker = _started.pop(_key(source, default_rules, max_line_bytes), None)
+    worker = _started.pop(_key(source, default_rules, max_line_bytes, give_up), None)
     discard()
-    return worker if worker is not None else start(source, default_rules, max_line_bytes, **options)
+    return worker if worker is not None else start(source, default_rules, max_line_bytes, give_up, **options)
 
 
 def discard() -> None:

@@ -274,6 +274,45 @@ def test_mostly_bad_lines(tmp_path, monkeypatch):
     assert len(found.bad_lines[0]) == len(out) - found.events and found.events >= len(out) // 4 + ghosts
 
 
+@pytest.mark.parametrize("two_processes", [False, True])
+def test_mostly_bad_log_is_audited_in_one_reference_pass(tmp_path, monkeypatch, two_processes):
+    """Once pass 1 has read MOSTLY_BAD_AFTER lines and most were bad, it gives up and the
+    audit is the one-pass reference audit (cheaper for such a log): the same output, file
+    problems told once; a log with few bad lines does not give up."""
+    monkeypatch.setattr(audit_fast, "MOSTLY_BAD_AFTER", 200)
+    if two_processes:
+        monkeypatch.setattr(audit_fast, "PARALLEL_MIN_BYTES", 0)
+        monkeypatch.setattr(audit_fast, "BLOCK", 4096)  # this process reads small blocks, checks often
+    buffer = io.BytesIO()
+    simulate(buffer, games=4, seed=5, tables=2)
+    out = []
+    for i, line in enumerate(buffer.getvalue().decode().splitlines()):
+        out.append(line)
+        out.extend(['{"game_id": "x", "seq": %d, "type": "roll"' % i] * 2)
+    log = tmp_path / "bad.jsonl"
+    log.write_text("\n".join(out) + "\n")
+    gave_up = []
+    scan = audit_fast.scan
+
+    def spy(*args, **kw):
+        try:
+            return scan(*args, **kw)
+        except audit_fast.MostlyBad:
+            gave_up.append(True)
+            raise
+
+    monkeypatch.setattr(audit_fast, "scan", spy)
+    assert_same_audit([str(log)], monkeypatch)
+    assert len(gave_up) == len(FORMATS)
+    with pytest.raises(audit_fast.MostlyBad):
+        scan(resolve([str(log)]).sources, Ruleset.builtin("standard"), give_up=True)
+    found = scan(resolve([str(log)]).sources, Ruleset.builtin("standard"))  # without give_up: the whole scan
+    assert len(found.bad_lines[0]) == 2 * found.events
+    gave_up.clear()
+    assert_same_audit([str(mangled_log(tmp_path / "m.jsonl", 3))], monkeypatch)
+    assert not gave_up
+
+
 def test_line_limit_same_as_the_reader(tmp_path, monkeypatch):
     """Lines over --max-line-bytes are rejects by the fast path as by the reader: a long line
     carried across the block reader's reads (1.25 MiB, ending inside the second read), a
