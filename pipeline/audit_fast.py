@@ -19,6 +19,10 @@ bytes and skipped without being parsed. The reference's findings, traces and res
 what a one-pass reference audit gives (games do not interact in replay), and clean games
 have no finding, so the merged report is the same report, finding for finding.
 
+With `give_up` (what `audit_sources` asks for), pass 1 stops once the lines read are mostly
+bad (MOSTLY_BAD_AFTER): such a log is cheaper audited in one reference pass, which the
+caller then runs.
+
 Inputs are read twice, so standard input (readable once) is audited in one reference
 pass instead; so are audits with a scoresheet (which needs every game's turns) or a game
 filter (see `pipeline.audit.audit_sources`).
@@ -284,7 +288,7 @@ def scan(sources: Sequence[InputSource], default_rules: Ruleset,
          on_problem: Callable[[FileProblem], None] | None = None,
          on_items: Callable[[int], None] | None = None, *, parallel: bool = True,
          max_line_bytes: int = MAX_LINE_BYTES, give_up: bool = False) -> ScanSummary:
-    """Pass 1 over every source, in order (two ranges at once for one large plain file).
+    """Pass 1 over every source, in order (two processes at once for one large plain file).
     Blocks are read only when the line limit is at least a block (see `_blocks`); with a
     smaller limit every line goes through the reader's own splitter. With `give_up`,
     raises MostlyBad once the lines read are mostly bad (in either process)."""
