@@ -82,6 +82,8 @@ class _Guarded:
 
 def main() -> None:
     """`farkle-logs ...` (pyproject's console script) and `python -m pipeline.cli`."""
+    global _skip_teardown
+    _skip_teardown = False  # only a command of this very call may ask (not one run earlier in-process)
     real_stdout = sys.stdout
     if real_stdout is not None:
         sys.stdout = _Guarded(real_stdout)
