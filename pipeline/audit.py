@@ -115,7 +115,17 @@ def audit_sources(
                             games=games, sheet=sheet, trace=trace, on_item=advance)
     from pipeline import audit_fast
 
-    found = audit_fast.scan(sources, rules, on_problem, on_item, max_line_bytes=max_line_bytes)
+    problems: list[FileProblem] = []  # told once pass 1 is through (a reference pass would tell them again)
+    try:
+        found = audit_fast.scan(sources, rules, problems.append, on_item, max_line_bytes=max_line_bytes, give_up=True)
+    except audit_fast.MostlyBad:  # a log of mostly bad lines: one reference pass is cheaper than two
+        fresh = [InputSource(s.name, path=s.path) for s in sources]  # no stdin here: files read again
+        advance = (lambda: on_item(1)) if on_item is not None else None
+        return audit_stream(read_events(fresh, on_problem=on_problem, max_line_bytes=max_line_bytes), rules,
+                            trace=trace, on_item=advance)
+    if on_problem is not None:
+        for problem in problems:
+            on_problem(problem)
     report = AuditReport(events=found.events)
     out = audit_fast.replay_suspects(sources, found, rules, trace=trace, findings=report.findings,
                                      max_line_bytes=max_line_bytes).drain()

@@ -4,28 +4,41 @@ Pass 1 reads every line in batches (`pipeline.replay.fast.lines`: one msgspec ca
 batch, the reader's own `parse_line` for any batch that is not plainly valid) and runs the
 compiled kernel over them without records. At the end it knows which games are clean (no
 finding at all: their results come from the kernel's totals) and which lines are bad.
-A large plain file is scanned as two byte ranges at once, one per core: a game seen in
-both ranges is simply not clean (the reference replays it whole in pass 2).
+A large plain file is scanned by two processes at once, one per core, each reading a byte
+range of its own; whichever finishes first takes the back half of what the other has not
+read yet (and again, while that is worth it), so neither core waits long at the end,
+however late the spawned worker starts. A game seen in two ranges is simply not clean (the
+reference replays it whole in pass 2).
 
 Pass 2, only if some game is suspect or some line bad, reads the inputs again and feeds
 the reference `Replayer` the bad lines and every event of the suspect games, in input
-order: a line of a clean game is recognised by its raw `game_id` bytes and skipped without
-being parsed. The reference's findings, traces and results for those games are exactly
+order. Pass 1 noted, for each block it read from a plain file, its bytes, its lines and
+the games it met there, so pass 2 reads only the blocks that hold a bad line or an event
+of a suspect game; within them a line of a clean game is recognised by its raw `game_id`
+bytes and skipped without being parsed. The reference's findings, traces and results for those games are exactly
 what a one-pass reference audit gives (games do not interact in replay), and clean games
 have no finding, so the merged report is the same report, finding for finding.
+
+With `give_up` (what `audit_sources` asks for), pass 1 stops once the lines read are mostly
+bad (MOSTLY_BAD_AFTER): such a log is cheaper audited in one reference pass, which the
+caller then runs.
 
 Inputs are read twice, so standard input (readable once) is audited in one reference
 pass instead; so are audits with a scoresheet (which needs every game's turns) or a game
 filter (see `pipeline.audit.audit_sources`).
 
 Memory: pass 1 holds one row of integers per game and per seat, the results of clean
-games and the line numbers of bad lines; pass 2 the reference's state of suspect games.
+games, the line numbers of bad lines and, per block read, the slots of the games met in it
+(a few dozen integers a block in a log of whole games); pass 2 the reference's state of
+suspect games.
 """
 from __future__ import annotations
 
 import gc
 import os
+import pickle
 import re
+import traceback
 from array import array
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,7 +48,7 @@ from typing import BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
-from pipeline import finding_store, worker_boot
+from pipeline import audit_spawn, finding_store
 from pipeline.finding_store import FindingStore
 from pipeline.inputs import InputSource
 from pipeline.limits import MAX_LINE_BYTES
@@ -47,13 +60,19 @@ from pipeline.replay.fast.runner import FastReplay
 from pipeline.rules import Ruleset
 
 BATCH_LINES = 16_384  # lines decoded per msgspec call; a refused batch is re-parsed line by line
-PARALLEL_MIN_BYTES = 32 << 20  # a plain file this large is scanned as two ranges at once
-# The first range's share of the bytes: this process starts on it at once, while the spawned
-# worker first imports pyarrow, msgspec and the compiled kernel (about a second), so an even
-# split left this process waiting for the worker at the end.
-FIRST_SHARE = 0.58
+PARALLEL_MIN_BYTES = audit_spawn.PARALLEL_MIN_BYTES  # a plain file this large is read by two processes
+# This process's first range: half the file. The spawned worker starts later (it first
+# imports pyarrow, msgspec and the compiled kernel), which a fixed share can only guess
+# (0.58 was right when that took a second); the ranges rebalance as they go instead (see
+# _Regions), so the first split only sets where the one certain range boundary falls.
+FIRST_SHARE = audit_spawn.FIRST_SHARE
+# pass 1 gives up (MostlyBad) once this many lines are read and more than this share of them
+# are bad: each bad line costs pass 1 a decode and the reader's parse, and pass 2 the same
+# parse again, so such a log is cheaper audited in one reference pass
+MOSTLY_BAD_AFTER = 50_000
+MOSTLY_BAD_SHARE = 0.5
+STEAL_MIN_BYTES = 4 << 20  # a process that is done takes half of the other's rest if this much is left
 _GAME_ID = re.compile(rb'"game_id"\s*:\s*"([^"\\]*)"').search
-_NOT_A_RANGE_START = (b"\x1f\x8b", b"\xef\xbb\xbf")  # gzip magic, BOM: the reader treats them specially
 
 
 @dataclass
@@ -67,10 +86,33 @@ class ScanSummary:
     seen: set[str] = field(default_factory=set)  # every game id met
     lines: int = 0  # lines read (blank ones included)
     read_in_blocks: bool = True  # plain files were read in blocks (else all by the reader's lines)
+    # per source, the blocks pass 1 read (first byte, end byte, first line, lines, part,
+    # slots in that part of the games met in the block), or None where the reader's lines
+    # were read; a part is one kernel state (one range), `part_games` its game ids by slot
+    blocks: list[list[tuple[int, int, int, int, int, np.ndarray]] | None] = field(default_factory=list)
+    part_games: list[list[str]] = field(default_factory=list)
 
     @property
     def suspect(self) -> set[str]:
         return self.seen - self.clean.keys()
+
+    def blocks_to_replay(self, source: int, suspect: set[str]) -> list[tuple[int, int, int, int]] | None:
+        """(first byte, end byte, first line, lines) of the blocks of `source` that hold a bad
+        line or an event of a suspect game, in order; None if it was not read in blocks."""
+        records = self.blocks[source] if source < len(self.blocks) else None
+        if records is None:
+            return None
+        marked = [np.fromiter((g in suspect for g in games), bool, len(games)) if suspect else None
+                  for games in self.part_games]
+        bad = np.sort(np.frombuffer(self.bad_lines[source], np.int64)) if source < len(self.bad_lines) \
+            else np.zeros(0, np.int64)
+        chosen = []
+        for start, end, first, n, part, slots in records:
+            at = np.searchsorted(bad, first)
+            if (at < len(bad) and bad[at] < first + n) or \
+                    (marked[part] is not None and len(slots) and marked[part][slots].any()):
+                chosen.append((start, end, first, n))
+        return chosen
 
 
 @contextmanager
@@ -85,16 +127,28 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+class MostlyBad(Exception):
+    """Pass 1 gave up: most lines read so far are bad (see MOSTLY_BAD_AFTER)."""
+
+
 class _NotPlain(Exception):
     """A plain file turned out to need the reader's own line handling: scan the reader's way."""
 
 
-BLOCK = 1 << 20  # bytes read at a time by the block reader
+BLOCK = audit_spawn.BLOCK  # bytes read at a time by the block reader
 
 
-def _blocks(path: Path, start: int, end: int, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[bytes, int, int]]:
+def _upto(end: int) -> Callable[[int], int]:
+    """Reads of BLOCK bytes up to `end` (see _blocks)."""
+    return lambda pos: min(pos + BLOCK, end)
+
+
+def _blocks(path: Path, start: int, reads: Callable[[int], int],
+            max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[bytes, int, int, int, int]]:
     """(block of whole lines without the final newline, number of its first line, number of
-    its lines), for the bytes [start, end) of a plain file; lines are counted from 1 at `start`.
+    its lines, offset of its first byte, offset of its end) for the bytes of a plain file
+    from `start`, read up to `reads(pos)` at a time until that is no further than pos (at
+    most BLOCK bytes; `_upto(end)`: the bytes [start, end)); lines are counted from 1 at `start`.
 
     The same lines as iter_lines gives (split on b"\\n" only; a last line without newline
     is a line); blank lines stay in (the batcher skips them). A BOM at the file's start is
@@ -106,19 +160,21 @@ def _blocks(path: Path, start: int, end: int, max_line_bytes: int = MAX_LINE_BYT
     try:
         with open(path, "rb", buffering=0) as fh:
             fh.seek(start)
-            left = end - start
+            pos = start  # where the next read starts
+            begin = start  # where the carried line (or the next block) starts
             line = 1
             carry = b""
             first = start == 0
-            while left > 0:
-                data = fh.read(min(BLOCK, left))
+            while (stop := reads(pos)) > pos:
+                data = fh.read(stop - pos)
                 if not data:
                     break
-                left -= len(data)
+                pos += len(data)
                 if first:
                     first = False
                     if data.startswith(b"\xef\xbb\xbf"):
                         data = data[3:]
+                        begin += 3
                 if carry:
                     # the one line that can be longer than a read: the carried one, completed
                     at = data.find(b"\n")
@@ -131,12 +187,13 @@ def _blocks(path: Path, start: int, end: int, max_line_bytes: int = MAX_LINE_BYT
                     continue
                 block, carry = data[:cut], data[cut + 1:]
                 n = block.count(b"\n") + 1
-                yield block, line, n
+                yield block, line, n, begin, begin + cut
+                begin += cut + 1
                 line += n
             if carry:
                 if len(carry) > max_line_bytes:
                     raise _NotPlain
-                yield carry, line, carry.count(b"\n") + 1
+                yield carry, line, carry.count(b"\n") + 1, begin, begin + len(carry)
     except OSError:
         raise _NotPlain from None
 
@@ -154,18 +211,30 @@ def _is_plain(source: InputSource) -> bool:
         return False
 
 
-def _scan_parts(parts: Sequence[tuple[InputSource, int, int | None]], default_rules: Ruleset,
-                on_items: Callable[[int], None] | None = None,
+def _scan_parts(parts: Sequence[tuple[InputSource, int, int | Callable[[int], int] | None]],
+                default_rules: Ruleset, on_items: Callable[[int], None] | None = None,
                 on_problem: Callable[[FileProblem], None] | None = None,
-                blocks: bool = True, max_line_bytes: int = MAX_LINE_BYTES) -> ScanSummary:
-    """Pass 1 over (source, start byte, end byte or None for the whole source), in order, in
-    this process. Plain files are read in blocks; the rest through the reader's lines."""
+                blocks: bool = True, max_line_bytes: int = MAX_LINE_BYTES, give_up: bool = False) -> ScanSummary:
+    """Pass 1 over (source, start byte, end byte or reads as for _blocks or None for the
+    whole source), in order, in this process, as one part (one kernel state). Plain files
+    are read in blocks; the rest through the reader's lines. With `give_up`, raises
+    MostlyBad as soon as the lines read are mostly bad ones."""
     fast = FastReplay(default_rules, records=False)
     batcher = LineBatcher(fast.state, default_rules)
     feed = fast.feed
+    state = fast.state
     base = 0
     bad_lines = []
+    records_of: list[list | None] = []
     last_line = 0
+    read = 0  # lines read, for give_up
+
+    def check(n_lines: int) -> None:
+        nonlocal read
+        read += n_lines
+        if read >= MOSTLY_BAD_AFTER and sum(map(len, bad_lines)) > MOSTLY_BAD_SHARE * read:
+            raise MostlyBad
+
     with _gc_paused():
         for source, start, end in parts:
             bad = array("q")
@@ -173,16 +242,23 @@ def _scan_parts(parts: Sequence[tuple[InputSource, int, int | None]], default_ru
             on_bad = lambda b: bad.append(b.line)  # noqa: E731
             name = source.name
             if blocks and (end is not None or _is_plain(source)):
-                stop = end if end is not None else source.path.stat().st_size  # type: ignore[union-attr]
-                for block, first_line, n_lines in _blocks(source.path, start, stop,  # type: ignore[arg-type]
-                                                          max_line_bytes):
+                reads = end if callable(end) else \
+                    _upto(end if end is not None else source.path.stat().st_size)  # type: ignore[union-attr]
+                records: list = []
+                records_of.append(records)
+                for block, first_line, n_lines, at, stop in _blocks(source.path, start, reads,  # type: ignore[arg-type]
+                                                                    max_line_bytes):
                     cols = batcher.block_columns(block, first_line, name, base, on_bad, n_lines)
                     feed(cols)
+                    records.append((at, stop, first_line, n_lines, 0, state.last_slots.astype(np.int32)))
                     base += len(cols)
                     last_line = first_line + n_lines - 1
                     if on_items is not None:
                         on_items(n_lines)
+                    if give_up:
+                        check(n_lines)
                 continue
+            records_of.append(None)
             lines = iter_lines(source, max_line_bytes)
             while chunk := list(islice(lines, BATCH_LINES)):
                 linenos, raws = zip(*chunk)
@@ -191,9 +267,12 @@ def _scan_parts(parts: Sequence[tuple[InputSource, int, int | None]], default_ru
                 base += len(cols)
                 if on_items is not None:
                     on_items(len(chunk))
+                if give_up:
+                    check(len(chunk))
             if source.problem is not None and on_problem is not None:
                 on_problem(source.problem)
-    summary = ScanSummary(events=batcher.events, bad_lines=bad_lines, lines=last_line)
+    summary = ScanSummary(events=batcher.events, bad_lines=bad_lines, lines=last_line, blocks=records_of,
+                          part_games=[list(state.game_ids)])
     st = fast.state
     summary.seen = set(st.game_ids)
     clean = fast.clean()
@@ -208,23 +287,29 @@ def _scan_parts(parts: Sequence[tuple[InputSource, int, int | None]], default_ru
 def scan(sources: Sequence[InputSource], default_rules: Ruleset,
          on_problem: Callable[[FileProblem], None] | None = None,
          on_items: Callable[[int], None] | None = None, *, parallel: bool = True,
-         max_line_bytes: int = MAX_LINE_BYTES) -> ScanSummary:
-    """Pass 1 over every source, in order (two ranges at once for one large plain file).
+         max_line_bytes: int = MAX_LINE_BYTES, give_up: bool = False) -> ScanSummary:
+    """Pass 1 over every source, in order (two processes at once for one large plain file).
     Blocks are read only when the line limit is at least a block (see `_blocks`); with a
-    smaller limit every line goes through the reader's own splitter."""
+    smaller limit every line goes through the reader's own splitter. With `give_up`,
+    raises MostlyBad once the lines read are mostly bad (in either process)."""
     blocks = max_line_bytes >= BLOCK
     if blocks and parallel and len(sources) == 1 and (os.cpu_count() or 1) > 1:
-        found = _scan_two_ranges(sources[0], default_rules, max_line_bytes)
+        found = _scan_shared(sources[0], default_rules, max_line_bytes, give_up)
         if found is not None:
             return found
+    else:
+        audit_spawn.discard()  # a worker pre-started for another kind of scan
     parts = [(source, 0, None) for source in sources]
     try:
         if blocks:
-            return _scan_parts(parts, default_rules, on_items, on_problem, max_line_bytes=max_line_bytes)
+            return _scan_parts(parts, default_rules, on_items, on_problem, max_line_bytes=max_line_bytes,
+                               give_up=give_up)
     except _NotPlain:
         parts = [(InputSource(s.name, path=s.path), 0, None) for s in sources]
-    summary = _scan_parts(parts, default_rules, on_items, on_problem, blocks=False, max_line_bytes=max_line_bytes)
+    summary = _scan_parts(parts, default_rules, on_items, on_problem, blocks=False, max_line_bytes=max_line_bytes,
+                          give_up=give_up)
     summary.read_in_blocks = False
+    summary.blocks = [None] * len(sources)
     return summary
 
 
@@ -242,77 +327,143 @@ def _append(summary: ScanSummary, part: ScanSummary, *, line_offset: int, new_so
     (bad,) = part.bad_lines  # parts are ranges of one source
     if line_offset:
         bad = array("q", (n + line_offset for n in bad))
+    (records,) = part.blocks
+    shift = len(summary.part_games)
+    summary.part_games.extend(part.part_games)
+    records = [(start, end, first + line_offset, n, k + shift, slots) for start, end, first, n, k, slots in records]
     if new_source:
         summary.bad_lines.append(bad)
+        summary.blocks.append(records)
     else:
         summary.bad_lines[-1].extend(bad)
+        summary.blocks[-1].extend(records)
 
 
-# ---- one file as two byte ranges ----------------------------------------------------------
-def _split_point(path: Path, size: int) -> int | None:
-    """Start of the first line that begins at or after FIRST_SHARE of the file, or None
-    where a range cannot start (no such line, or its first bytes would be read as gzip or BOM)."""
-    with open(path, "rb") as fh:
-        head = fh.read(2)
-        if head == b"\x1f\x8b":
-            return None
-        offset = int(size * FIRST_SHARE)
-        fh.seek(offset)
-        while block := fh.read(1 << 16):
-            at = block.find(b"\n")
-            if at >= 0:
-                start = offset + at + 1
-                fh.seek(start)
-                first = fh.read(3)
-                if not first or any(first.startswith(m) for m in _NOT_A_RANGE_START):
-                    return None
-                return start
-            offset += len(block)
-    return None
+# ---- one file, two processes ----------------------------------------------------------------
+_line_start = audit_spawn.line_start
 
 
-def _scan_range(source: InputSource, start: int, end: int, default_rules: Ruleset, max_line_bytes: int):
-    """One byte range of a plain file: its summary and its number of lines."""
-    part = _scan_parts([(source, start, end)], default_rules, max_line_bytes=max_line_bytes)
-    return part, part.lines
+class _Regions:
+    """The byte regions of one file that this process and the worker are reading: per
+    process (0: this one, 1: the worker) how far it has committed to read and where its
+    region ends, in an array shared by both. A process reads its region forward, one
+    BLOCK at a time (each read committed first, under the lock); one that is done takes the
+    back half of the other's uncommitted rest, cut at a line start, as a new range of its
+    own (`steal`). So both finish within about a block's time of each other whenever the
+    other started or however fast each goes, and the file is cut into few ranges (each
+    range boundary makes the games that cross it suspect)."""
+
+    def __init__(self, shared, me: int, path: Path):
+        self.shared, self.me, self.path = shared, me, path
+
+    def __call__(self, pos: int) -> int:
+        """The end of the next read from `pos` (pos itself: the region is done)."""
+        shared, me = self.shared, 2 * self.me
+        with shared.get_lock():
+            end = max(pos, min(pos + BLOCK, shared[me + 1]))
+            shared[me] = end
+        return end
+
+    def steal(self) -> int | None:
+        """Take the back half of the other process's rest; its start, or None if too little is left."""
+        shared, me, other = self.shared, 2 * self.me, 2 * (1 - self.me)
+        with shared.get_lock():
+            pos, end = shared[other], shared[other + 1]
+            if end - pos < STEAL_MIN_BYTES:
+                return None
+            cut = _line_start(self.path, (pos + end) // 2, end)
+            if cut is None:
+                return None
+            shared[other + 1] = cut
+            shared[me], shared[me + 1] = cut, end
+        return cut
+
+    def stop_both(self) -> None:
+        """End both regions at what each has read (pass 1 gives up: MostlyBad)."""
+        shared = self.shared
+        with shared.get_lock():
+            shared[1], shared[3] = shared[0], shared[2]
 
 
-def _scan_two_ranges(source: InputSource, default_rules: Ruleset, max_line_bytes: int) -> ScanSummary | None:
-    if source.path is None:
-        return None
+def _scan_regions(source: InputSource, start: int, regions: _Regions, default_rules: Ruleset,
+                  max_line_bytes: int, give_up: bool = False) -> list[tuple[int, ScanSummary]]:
+    """This process's ranges: its own region from `start`, then stolen ones, each a part.
+    Giving up (MostlyBad) ends the other process's region too."""
+    parts = []
     try:
-        size = source.path.stat().st_size
-        if size < PARALLEL_MIN_BYTES or not source.path.is_file():
-            return None
-        middle = _split_point(source.path, size)
-    except OSError:
-        return None
-    if middle is None:
-        return None
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+        while start is not None:
+            parts.append((start, _scan_parts([(source, start, regions)], default_rules, max_line_bytes=max_line_bytes,
+                                             give_up=give_up)))
+            start = regions.steal()
+    except MostlyBad:
+        regions.stop_both()
+        raise
+    return parts
 
-    # spawned, not forked: the parent may already hold Arrow's thread pools
+
+def _region_worker(source: InputSource, start: int, default_rules: Ruleset, max_line_bytes: int, give_up: bool,
+                   shared, conn) -> None:
+    """The worker's side (run through worker_boot): its ranges' parts, sent pickled to `conn`."""
     try:
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=worker_boot.without_pandas) as pool:
-            second = pool.submit(_scan_range, source, middle, size, default_rules, max_line_bytes)
-            first, first_lines = _scan_range(source, 0, middle, default_rules, max_line_bytes)
-            later, _ = second.result()
+        result = ("ok", _scan_regions(source, start, _Regions(shared, 1, source.path), default_rules,  # type: ignore[arg-type]
+                                      max_line_bytes, give_up))
+    except MostlyBad:
+        result = ("mostly bad", None)
     except _NotPlain:
-        return None  # a long line or a read error: the reader's own scan reports it where it happens
-    except Exception:  # pragma: no cover - a worker that cannot start: scan in one process
+        result = ("not plain", None)
+    except BaseException:  # noqa: BLE001 - reported to the parent, which scans in one process
+        result = ("error", traceback.format_exc())
+    try:
+        conn.send_bytes(pickle.dumps(result, pickle.HIGHEST_PROTOCOL))
+    except OSError:  # the parent is gone
+        pass
+
+
+def _scan_shared(source: InputSource, default_rules: Ruleset, max_line_bytes: int,
+                 give_up: bool = False) -> ScanSummary | None:
+    """One large plain file scanned by this process and one spawned worker (see _Regions;
+    the worker pre-started by the command if it was, pipeline.audit_spawn); None where it
+    cannot be (too small, not plain, the worker failed: scan in one process)."""
+    worker = audit_spawn.take(source, default_rules, max_line_bytes, give_up, min_bytes=PARALLEL_MIN_BYTES,
+                              first_share=FIRST_SHARE, block=BLOCK)
+    if worker is None:
         return None
+    theirs = None
+    try:
+        parts = _scan_regions(source, 0, _Regions(worker.shared, 0, source.path), default_rules,  # type: ignore[arg-type]
+                              max_line_bytes, give_up)
+        while not worker.receive.poll(0.5):
+            if not worker.process.is_alive() and not worker.receive.poll(0):  # pragma: no cover - died silently
+                return None
+        status, theirs = pickle.loads(worker.receive.recv_bytes())
+        if status == "mostly bad":
+            theirs = None
+            raise MostlyBad
+        if status != "ok":
+            theirs = None
+            return None  # not plain: the reader's own scan reports it where it happens
+    except _NotPlain:
+        return None
+    finally:
+        if theirs is None:
+            worker.stop()
+        else:  # the worker exits on its own (daemonic: not waited for here)
+            worker.receive.close()
+            worker.send.close()
+    return _merge(parts + theirs)
+
+
+def _merge(parts: list[tuple[int, ScanSummary]]) -> ScanSummary:
+    """One summary of a file's ranges (start byte, part), given in any order."""
     summary = ScanSummary()
-    _append(summary, first, line_offset=0, new_source=True)
-    _append(summary, later, line_offset=first_lines, new_source=False)
+    line_offset = 0
+    for i, (_, part) in enumerate(sorted(parts, key=lambda p: p[0])):
+        _append(summary, part, line_offset=line_offset, new_source=i == 0)
+        line_offset += part.lines
     return summary
 
 
 # ---- pass 2 ------------------------------------------------------------------------------
-SKIP_BLOCKS_UP_TO = 256  # suspect games: up to this many, blocks that name none of them are skipped whole
-
-
 def replay_suspects(sources: Sequence[InputSource], found: ScanSummary, default_rules: Ruleset, *,
                     trace: bool, findings: FindingStore | None = None,
                     max_line_bytes: int = MAX_LINE_BYTES) -> Replayer:
@@ -331,8 +482,9 @@ def replay_suspects(sources: Sequence[InputSource], found: ScanSummary, default_
 
     if suspect or any(found.bad_lines):
         with _gc_paused():
-            for source, bad_numbers in zip(sources, found.bad_lines):
-                _replay_source(feed, source, _Lines(bad_numbers), suspect, found.read_in_blocks, max_line_bytes)
+            for i, (source, bad_numbers) in enumerate(zip(sources, found.bad_lines)):
+                chosen = found.blocks_to_replay(i, suspect)
+                _replay_source(feed, source, _Lines(bad_numbers), suspect, chosen, max_line_bytes)
     replayer.finish()
     return replayer
 
@@ -358,26 +510,23 @@ class _Lines:
         return int(self.numbers[i]) if i < len(self.numbers) else None
 
 
-def _replay_source(feed: Callable, source: InputSource, bad: _Lines, suspect: set[str], blocks: bool,
-                   max_line_bytes: int = MAX_LINE_BYTES) -> None:
+def _replay_source(feed: Callable, source: InputSource, bad: _Lines, suspect: set[str],
+                   chosen: list[tuple[int, int, int, int]] | None, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+    """Pass 2 over one source: only the `chosen` blocks of a file pass 1 read in blocks
+    (ScanSummary.blocks_to_replay), else every line as the reader splits them."""
     name = source.name
-    if blocks and _is_plain(source) and len(suspect) <= SKIP_BLOCKS_UP_TO:
-        # a block that holds no bad line, no escaped text and no suspect id cannot hold an
-        # event of a suspect game: skip it without splitting it into lines
-        needles = [b'"' + g.encode("utf-8", "surrogatepass") + b'"' for g in suspect]
-        try:
-            for block, first, n_lines in _blocks(source.path, 0, source.path.stat().st_size,  # type: ignore[union-attr]
-                                                 max_line_bytes):
-                last = first + n_lines - 1
-                at = bad.first_at_least(first)
-                if (at is None or at > last) and b"\\" not in block and not any(n in block for n in needles):
-                    continue
-                for offset, raw in enumerate(block.split(b"\n")):
+    if chosen is not None:
+        with open(source.path, "rb", buffering=0) as fh:  # type: ignore[arg-type]
+            for start, end, first, n_lines in chosen:
+                fh.seek(start)
+                block = fh.read(end - start)
+                lines = block.split(b"\n")
+                if len(block) != end - start or len(lines) != n_lines:  # pass 1 read other bytes
+                    raise OSError(f"{name}: the file changed while it was audited")
+                for offset, raw in enumerate(lines):
                     if raw and not raw.isspace():
                         _replay_line(feed, raw, name, first + offset, bad, suspect)
-            return
-        except _NotPlain:  # pass 1 read this very file in blocks: it changed under us
-            raise OSError(f"{name}: the file changed while it was audited") from None
+        return
     for line, raw in iter_lines(InputSource(name, path=source.path), max_line_bytes):
         _replay_line(feed, raw, name, line, bad, suspect)
 

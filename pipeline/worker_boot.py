@@ -1,4 +1,4 @@
-"""The first code a spawned worker process runs (ingest's pool, audit's second range).
+"""The first code a spawned worker process runs (ingest's pool, audit's second process).
 
 A spawned worker is a fresh interpreter, and everything it imports before its first task
 is time during which only the other core works. pyarrow imports pandas (about 0.3 s, a

@@ -136,6 +136,91 @@ def test_two_ranges(tmp_path, monkeypatch, seed):
     assert set(found.clean) <= set(sequential.clean) and len(lines) > 100
 
 
+@pytest.mark.parametrize("seed", [3, 4])
+def test_ranges_taken_over(tmp_path, monkeypatch, seed):
+    """The two processes' regions of one file, played out in this process: "this process"
+    reads its region, then takes the back half of the worker's rest again and again (the
+    worker not started yet), then the worker reads what is left to it. The ranges cover
+    the file exactly, and the merged summary gives the reference's report."""
+    import multiprocessing
+
+    from pipeline.audit import audit_stream
+    from pipeline.reader import read_events
+
+    monkeypatch.setattr(audit_fast, "BLOCK", 2048)
+    monkeypatch.setattr(audit_fast, "STEAL_MIN_BYTES", 8192)
+    log = mangled_log(tmp_path / "m.jsonl", seed)
+    source = resolve([str(log)]).sources[0]
+    rules = Ruleset.builtin("standard")
+    size = log.stat().st_size
+    middle = audit_fast._line_start(log, size // 3, size)
+    shared = multiprocessing.get_context("spawn").Array("q", [0, middle, middle, size])
+    parts = audit_fast._scan_regions(source, 0, audit_fast._Regions(shared, 0, log), rules, 1 << 20)
+    parts += audit_fast._scan_regions(source, middle, audit_fast._Regions(shared, 1, log), rules, 1 << 20)
+    starts = sorted(start for start, _ in parts)
+    assert len(parts) >= 4 and starts[0] == 0 and starts[1:-1] != [middle]
+    found = audit_fast._merge(parts)
+    sequential = audit_fast.scan([source], rules, parallel=False)
+    assert list(found.bad_lines[0]) == list(sequential.bad_lines[0])
+    assert found.events == sequential.events and found.starts == sequential.starts
+    assert [(s, e, n) for s, e, _, n, _, _ in found.blocks[0]][-1][1] in (size, size - 1)
+    report = audit_fast.replay_suspects([source], found, rules, trace=True).drain()
+    reference = audit_stream(read_events(resolve([str(log)]).sources), rules)
+    assert list(reference.findings) == report.findings
+    assert reference.games == audit_fast.merged_results(found, report.games)
+    assert reference.timelines == report.timelines
+
+
+def test_second_pass_reads_only_the_blocks_of_suspect_games(tmp_path, monkeypatch):
+    """Pass 2 reads the blocks pass 1 saw a suspect game or a bad line in, no others."""
+    monkeypatch.setattr(audit_fast, "BLOCK", 4096)
+    games = []
+    for seed in range(3):
+        buffer = io.BytesIO()
+        simulate(buffer, games=4, seed=seed)
+        games.append(buffer.getvalue().decode().replace('"game_id":"', f'"game_id":"{seed}-'))
+    lines = "".join(games).splitlines()
+    cut = len(games[0].splitlines()) + 5
+    lines[cut] = lines[cut].replace('"seq":', '"seq":1000')  # a seq_error in the second block's game
+    log = tmp_path / "three.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    found = audit_fast.scan(resolve([str(log)]).sources, Ruleset.builtin("standard"), parallel=False)
+    assert len(found.suspect) == 1
+    text = log.read_bytes()
+    chosen = found.blocks_to_replay(0, found.suspect)
+    assert chosen and all(any(f'"{g}"'.encode() in text[s:e] for g in found.suspect) for s, e, _, _ in chosen)
+    assert len(chosen) < len(found.blocks[0]) / 3
+    lines[cut + 200] = "not json"
+    log.write_text("\n".join(lines) + "\n")
+    found = audit_fast.scan(resolve([str(log)]).sources, Ruleset.builtin("standard"), parallel=False)
+    more = found.blocks_to_replay(0, found.suspect)
+    assert list(found.bad_lines[0]) == [cut + 201] and any(f <= cut + 201 < f + n for _, _, f, n in more)
+    assert found.blocks_to_replay(0, set()) == [c for c in more if c[2] <= cut + 201 < c[2] + c[3]]
+
+
+def test_prestarted_worker_is_taken_over(tmp_path, monkeypatch):
+    """The audit command starts the second process before its heavy imports; the scan
+    takes that one over (no second spawn), and the output is the reference's."""
+    from pipeline import audit_spawn
+
+    monkeypatch.setattr(audit_spawn, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(audit_fast, "PARALLEL_MIN_BYTES", 0)
+    started = []
+    start = audit_spawn.start
+    monkeypatch.setattr(audit_spawn, "start", lambda *a, **k: started.append(start(*a, **k)) or started[-1])
+    log = mangled_log(tmp_path / "m.jsonl", 5)
+    assert_same_audit([str(log)], monkeypatch)
+    assert len(started) == len(FORMATS) and all(started) and not audit_spawn._started
+    # one pre-started for another file is stopped, not left competing
+    other = mangled_log(tmp_path / "o.jsonl", 6)
+    rules = Ruleset.builtin("standard")
+    audit_spawn.prestart(resolve([str(other)]).sources[0], rules, 1 << 20)
+    (stray,) = audit_spawn._started.values()
+    found = audit_fast.scan(resolve([str(log)]).sources, rules)
+    stray.process.join(10)
+    assert not stray.process.is_alive() and not audit_spawn._started and found.events > 100
+
+
 def test_clean_log_needs_no_second_pass(tmp_path):
     log = simulated(tmp_path / "clean.jsonl", 30, 8, tables=2)
     found = audit_fast.scan(resolve([str(log)]).sources, Ruleset.builtin("standard"), parallel=False)
@@ -189,6 +274,45 @@ def test_mostly_bad_lines(tmp_path, monkeypatch):
     assert len(found.bad_lines[0]) == len(out) - found.events and found.events >= len(out) // 4 + ghosts
 
 
+@pytest.mark.parametrize("two_processes", [False, True])
+def test_mostly_bad_log_is_audited_in_one_reference_pass(tmp_path, monkeypatch, two_processes):
+    """Once pass 1 has read MOSTLY_BAD_AFTER lines and most were bad, it gives up and the
+    audit is the one-pass reference audit (cheaper for such a log): the same output, file
+    problems told once; a log with few bad lines does not give up."""
+    monkeypatch.setattr(audit_fast, "MOSTLY_BAD_AFTER", 200)
+    if two_processes:
+        monkeypatch.setattr(audit_fast, "PARALLEL_MIN_BYTES", 0)
+        monkeypatch.setattr(audit_fast, "BLOCK", 4096)  # this process reads small blocks, checks often
+    buffer = io.BytesIO()
+    simulate(buffer, games=4, seed=5, tables=2)
+    out = []
+    for i, line in enumerate(buffer.getvalue().decode().splitlines()):
+        out.append(line)
+        out.extend(['{"game_id": "x", "seq": %d, "type": "roll"' % i] * 2)
+    log = tmp_path / "bad.jsonl"
+    log.write_text("\n".join(out) + "\n")
+    gave_up = []
+    scan = audit_fast.scan
+
+    def spy(*args, **kw):
+        try:
+            return scan(*args, **kw)
+        except audit_fast.MostlyBad:
+            gave_up.append(True)
+            raise
+
+    monkeypatch.setattr(audit_fast, "scan", spy)
+    assert_same_audit([str(log)], monkeypatch)
+    assert len(gave_up) == len(FORMATS)
+    with pytest.raises(audit_fast.MostlyBad):
+        scan(resolve([str(log)]).sources, Ruleset.builtin("standard"), give_up=True)
+    found = scan(resolve([str(log)]).sources, Ruleset.builtin("standard"))  # without give_up: the whole scan
+    assert len(found.bad_lines[0]) == 2 * found.events
+    gave_up.clear()
+    assert_same_audit([str(mangled_log(tmp_path / "m.jsonl", 3))], monkeypatch)
+    assert not gave_up
+
+
 def test_line_limit_same_as_the_reader(tmp_path, monkeypatch):
     """Lines over --max-line-bytes are rejects by the fast path as by the reader: a long line
     carried across the block reader's reads (1.25 MiB, ending inside the second read), a
@@ -208,3 +332,20 @@ def test_line_limit_same_as_the_reader(tmp_path, monkeypatch):
     assert {41, 42} & rejected[()] == {42}  # 1.25 MiB: over the default 1 MiB
     assert {41, 42} <= rejected[("300",)]
     assert not {41, 42} & rejected[(str(2 << 20),)]
+
+
+def test_audit_command_does_not_import_pandas(tmp_path):
+    """pyarrow would import pandas (about 0.4 s) only to ask whether a list is a pandas
+    object; the audit command's process refuses it, as its worker does, and still works."""
+    import subprocess
+    import sys
+
+    log = simulated(tmp_path / "s.jsonl", 5, 3, inject_rate=0.3)
+    code = ("import sys\nfrom pipeline.cli import entry\nentry.AS_PROGRAM = True  # as main() marks the program\n"
+            "code = entry._run()\n"
+            "print('pandas' in sys.modules, code, file=sys.stderr)")
+    for fmt in FORMATS:
+        done = subprocess.run([sys.executable, "-c", code, "audit", str(log), "-f", fmt], capture_output=True,
+                              text=True, check=False)
+        assert done.stderr.splitlines()[-1] == "False 1", done.stderr
+        assert done.stdout

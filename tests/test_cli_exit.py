@@ -104,3 +104,33 @@ def test_a_known_error_that_escapes_a_command_is_one_line(dataset):
 def test_the_console_script_runs_the_handler():
     scripts = {e.name: e.value for e in importlib.metadata.entry_points(group="console_scripts")}
     assert scripts["farkle-logs"] == "pipeline.cli.entry:main"
+
+
+def test_audit_ends_without_the_interpreters_teardown_and_loses_nothing(tmp_path):
+    """`audit` ends by os._exit once its output is out (entry.skip_teardown): every byte of
+    stdout and stderr still arrives, the exit code is kept, and atexit functions ran; the
+    same run with the usual teardown says the same."""
+    from pipeline.simulate import simulate
+
+    log = tmp_path / "inj.jsonl"
+    simulate(log, games=20, seed=3, inject_rate=0.5)
+    for fmt in ("json", "text", "csv"):
+        runs = []
+        for usual in (False, True):
+            code = textwrap.dedent(f"""
+                import atexit, os, sys
+                from pipeline.cli import entry
+                if {usual}:
+                    entry.skip_teardown = lambda: None
+                else:
+                    end_now = entry._end_now
+                    entry._end_now = lambda code: (sys.stderr.write("quick\\n"), end_now(code))
+                atexit.register(lambda: sys.stderr.write("atexit ran\\n"))
+                sys.argv = ["farkle-logs", "audit", {str(log)!r}, "-f", {fmt!r}]
+                entry.main()
+            """)
+            runs.append(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True))
+        quick, usual = runs
+        assert quick.returncode == usual.returncode == 1  # findings
+        assert quick.stdout == usual.stdout and len(quick.stdout) > 1000
+        assert quick.stderr == b"quick\n" + usual.stderr and usual.stderr.endswith(b"atexit ran\n")

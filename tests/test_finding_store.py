@@ -109,3 +109,40 @@ def test_audit_output_unchanged_when_findings_spill(tmp_path, monkeypatch):
             spilled = run(["-f", fmt, log], monkeypatch, reference)
             assert kept == spilled, (fmt, reference)
             assert kept[0] == 1 and kept[1].count("\n") > 20
+
+
+def test_json_output_is_json_dumps_indent_2_for_any_value():
+    """audit's JSON writer builds each finding and game itself (audit_render._indented):
+    the very text textwrap.indent(json.dumps(item, indent=2), "    ") gives, for nested
+    dicts and lists, empty ones, escapes, floats, and (by falling back) keys that are not
+    str and subclasses of the scalar types."""
+    import enum
+    import json
+    import random
+    import textwrap
+
+    from pipeline.cli.audit_render import _indented
+
+    rng = random.Random(4)
+
+    def value(depth=0):
+        r = rng.random()
+        if depth > 3 or r < 0.4:
+            return rng.choice([0, -5, 2**70, 1.5, float("nan"), float("inf"), float("-inf"), -0.0, 1e300, True,
+                               False, None, "", 'é\n"\\x', "\u2028\ud800", "abc"])
+        if r < 0.7:
+            return {rng.choice(["a", "b", "é", "", 'k"', "\x00"]): value(depth + 1) for _ in range(rng.randrange(4))}
+        items = [value(depth + 1) for _ in range(rng.randrange(4))]
+        return items if rng.random() < 0.5 else tuple(items)
+
+    class Level(enum.IntEnum):
+        ERROR = 1
+
+    class Name(str):
+        pass
+
+    items = [{"x": value(), "y": value()} for _ in range(5000)]
+    items += [{1: 2}, {"a": {2: 3}}, {"a": {True: 1}}, {}, {"a": []}, {"a": {}}, {"a": Level.ERROR},
+              {"a": Name("x")}, {Name("k"): 1}]
+    for item in items:
+        assert _indented(item) == textwrap.indent(json.dumps(item, indent=2), "    ")

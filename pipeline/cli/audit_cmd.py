@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import enum
+import os
 import sys
 from typing import Iterable, Iterator, List, Optional
 
@@ -65,11 +66,7 @@ def audit(
     """
     if engine is Engine.local:
         lean_program()
-    from pipeline.audit import read_sheet
-    from pipeline.cli.audit_render import print_text, sheet_verdict, write_csv, write_json, write_jsonl
     from pipeline.inputs import resolve
-    from pipeline.model import FileProblem
-    from pipeline.reader import read_events
 
     default_rules = rules_or_exit(rules) if rules is not None else None
     if coach and (not game or len(game) != 1):
@@ -83,6 +80,18 @@ def audit(
         if "-" in logs:
             usage_error("--engine spark reads files its tasks can open: stdin (-) is for --engine local")
     resolution = resolve(logs)
+    if (engine is Engine.local and not game and scoresheet is None and not coach and len(resolution.sources) == 1
+            and not resolution.sources[0].is_stdin and os.environ.get("FARKLE_LOGS_REPLAY") != "reference"):
+        # the fast audit's second process, started before this one's own heavy imports
+        # (pipeline/audit_spawn.py); audit_sources takes it over
+        from pipeline import audit_spawn
+        from pipeline.rules import Ruleset
+
+        audit_spawn.prestart(resolution.sources[0], default_rules or Ruleset.builtin("standard"), max_line_bytes)
+    from pipeline.audit import read_sheet
+    from pipeline.cli.audit_render import print_text, sheet_verdict, write_csv, write_json, write_jsonl
+    from pipeline.model import FileProblem
+
     for notice in resolution.notices:
         note(notice)
     for problem in resolution.problems:
@@ -133,6 +142,9 @@ def audit(
             sys.stdout.write("\n")
         sys.stdout.flush()
     report.findings.close()
+    from pipeline.cli import entry
+
+    entry.skip_teardown()  # the output is out: the process need not free every object
     for wanted in missing_games:
         stderr.print(f"error: no game {wanted!r} in these logs{did_you_mean(wanted, seen.ids)}")
     if verdict is not None and verdict["rows"] and not verdict["games_found"]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from json.encoder import encode_basestring_ascii
 import textwrap
 from typing import TYPE_CHECKING, Any, Iterable, TextIO
 
@@ -65,13 +66,49 @@ _dumps = json.dumps
 
 
 def _indented(item: dict[str, Any]) -> str:
-    """textwrap.indent(json.dumps(item, indent=2), "    "), built directly for a flat dict
-    (a finding): json's indenting encoder is pure Python and was most of a long audit's
-    output time."""
-    if not item or not all(type(v) in _SCALARS for v in item.values()):
+    """textwrap.indent(json.dumps(item, indent=2), "    "), built directly for dicts, lists
+    and scalars (a finding, a game): json's indenting encoder is pure Python and was most of
+    a long audit's output time (for 9,000 games: 0.20 s, now about 0.03 s)."""
+    try:
+        return "    " + _pretty(item, "    ")
+    except _Unusual:
         return textwrap.indent(json.dumps(item, indent=2), "    ")
-    body = ",\n      ".join(f"{_dumps(k)}: {_dumps(v)}" for k, v in item.items())
-    return f"    {{\n      {body}\n    }}"
+
+
+class _Unusual(Exception):
+    """A value _pretty does not write itself (a key that is not a str, a subclass, ...)."""
+
+
+_quote = encode_basestring_ascii  # what json.dumps writes a str as (ensure_ascii)
+_CONSTANTS = {True: "true", False: "false", None: "null"}
+
+
+def _pretty(value: Any, indent: str) -> str:
+    """json.dumps(value, indent=2) for a value that starts `indent` into its line."""
+    kind = type(value)
+    if kind is str:
+        return _quote(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is bool or value is None:
+        return _CONSTANTS[value]
+    if kind is float:
+        return _dumps(value)
+    inner = indent + "  "
+    if kind is dict:
+        if not value:
+            return "{}"
+        if not all(type(k) is str for k in value):
+            raise _Unusual
+        body = f",\n{inner}".join(f"{_quote(k)}: {_pretty(v, inner)}" for k, v in value.items())
+    elif kind is list or kind is tuple:
+        if not value:
+            return "[]"
+        body = f",\n{inner}".join(_pretty(v, inner) for v in value)
+        return f"[\n{inner}{body}\n{indent}]"
+    else:
+        raise _Unusual
+    return f"{{\n{inner}{body}\n{indent}}}"
 
 
 def write_jsonl(report: AuditReport, out: TextIO) -> None:

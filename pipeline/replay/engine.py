@@ -29,7 +29,7 @@ from pipeline.replay.melds import KeptDice, bank_meld, keep_meld
 from pipeline.replay.state import KEPT, NO_ROLL, ROLLED, GameState, TraceStep, TurnState
 from pipeline.rules import Ruleset
 from pipeline.rules.scoring import _best_keep_counts, _best_split, counts_to_dice
-from pipeline.rules.table import SUB_KEYS, score_table
+from pipeline.rules.table import score_table, sub_keys
 
 
 def _show(dice: Iterable[int] | None) -> str:
@@ -429,7 +429,8 @@ class Replayer:
         if t.awaiting_after_bust:
             self._missed_farkle(t, ev, v)
         phase = t.phase
-        all_rolled = phase == ROLLED and key in SUB_KEYS[t.last_roll_key]
+        # built on first use: a fast audit of a clean log never gets here (import cost ~0.05 s)
+        all_rolled = phase == ROLLED and key in sub_keys()[t.last_roll_key]
         if phase != ROLLED:
             if phase == NO_ROLL:
                 v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)}, but nothing was rolled this turn")

@@ -100,9 +100,16 @@ class ScoreTable:
 
 
 def _multisets(n: int) -> Iterable[Counts]:
-    for counts in product(range(n + 1), repeat=6):
-        if sum(counts) == n:
-            yield counts  # type: ignore[misc]
+    """The face counts (c1..c6) of every multiset of n dice, in increasing order of the
+    tuple: the order of `product(range(n + 1), repeat=6)` filtered by sum, without its
+    (n + 1) ** 6 candidates (117,649 for six dice: most of a table's build time)."""
+    return _compositions(n, 6)
+
+
+def _compositions(n: int, parts: int) -> list[tuple[int, ...]]:
+    if parts == 1:
+        return [(n,)]
+    return [(c,) + rest for c in range(n + 1) for rest in _compositions(n - c, parts - 1)]
 
 
 def _row(counts: Counts, rules: Ruleset) -> TableRow:

@@ -48,6 +48,7 @@ class FastState:
         self.players: list[tuple[str, ...] | None] = []  # per slot, from its first game_start
         self.rules: list[Ruleset | None] = []
         self.scores = ScoreArrays.empty()
+        self.last_slots = np.zeros(0, np.int64)
 
     # ---- ids -------------------------------------------------------------------------------
     def slots(self, game_ids: pa.Array) -> np.ndarray:
@@ -56,6 +57,7 @@ class FastState:
             if not isinstance(game_ids, pa.DictionaryArray) else game_ids
         mapping = np.fromiter(map(self._slot, encoded.dictionary.to_pylist()), np.int64,
                               len(encoded.dictionary))
+        self.last_slots = mapping  # the distinct slots of this call's ids (audit records them per block)
         return mapping[encoded.indices.to_numpy(zero_copy_only=False)]
 
     def _slot(self, game_id: str) -> int:
