@@ -134,3 +134,40 @@ def test_audit_ends_without_the_interpreters_teardown_and_loses_nothing(tmp_path
         assert quick.returncode == usual.returncode == 1  # findings
         assert quick.stdout == usual.stdout and len(quick.stdout) > 1000
         assert quick.stderr == b"quick\n" + usual.stderr and usual.stderr.endswith(b"atexit ran\n")
+
+
+def test_ingest_ends_without_the_interpreters_teardown_and_loses_nothing(tmp_path):
+    """`ingest` too ends by os._exit once the snapshot is committed and the summary printed:
+    the summary, the exit code and the dataset are those of a run with the usual teardown."""
+    import json
+
+    from pipeline.dataset_verify import check_dataset
+    from pipeline.simulate import simulate
+    from tests.test_ingest import everything
+
+    log = tmp_path / "inj.jsonl"
+    simulate(log, games=20, seed=5, inject_rate=0.5)
+    runs = []
+    for usual in (False, True):
+        out = tmp_path / ("usual" if usual else "quick")
+        code = textwrap.dedent(f"""
+            import atexit, sys
+            from pipeline.cli import entry
+            if {usual}:
+                entry.skip_teardown = lambda: None
+            else:
+                end_now = entry._end_now
+                entry._end_now = lambda code: (sys.stderr.write("quick\\n"), end_now(code))
+            atexit.register(lambda: sys.stderr.write("atexit ran\\n"))
+            sys.argv = ["farkle-logs", "ingest", {str(log)!r}, "--out", {str(out)!r}, "-f", "json"]
+            entry.main()
+        """)
+        runs.append(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True))
+    quick, usual = runs
+    assert quick.returncode == usual.returncode == 1  # injected errors
+    volatile = ("dataset", "ingest_id", "seconds", "events_per_second")
+    summaries = [{k: v for k, v in json.loads(r.stdout).items() if k not in volatile} for r in runs]
+    assert summaries[0] == summaries[1] and summaries[0]["events"] > 100
+    assert quick.stderr == b"quick\n" + usual.stderr and usual.stderr.endswith(b"atexit ran\n")
+    assert everything(tmp_path / "quick") == everything(tmp_path / "usual")
+    assert check_dataset(tmp_path / "quick").healthy

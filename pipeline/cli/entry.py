@@ -102,7 +102,7 @@ _skip_teardown = False
 
 
 def skip_teardown() -> None:
-    """A command whose output is written and whose files are closed (audit) asks main() to
+    """A command whose output is written and whose files are closed (audit, ingest) asks main() to
     end the process without the interpreter's teardown: freeing every object one by one
     (an audit's games, numba's compiled code, Arrow's pools) took 0.3-0.4 s of wall time
     after the last byte was out. The atexit functions still run (multiprocessing's children,

@@ -87,6 +87,9 @@ def ingest_command(
         stdout.print_json(json.dumps(data))
     else:
         stdout.line(_text(data), indent=" " * 25)  # a wrapped line continues after the numbers
+    from pipeline.cli import entry
+
+    entry.skip_teardown()  # committed (fsynced) and summarised: no need to free every object
     raise typer.Exit(EXIT_DATA if summary.exit_code else EXIT_OK)
 
 

@@ -1,0 +1,62 @@
+"""A/B of two checkouts' CLIs (and DuckDB's bare conversion), alternating, in one script.
+
+    .venv/bin/python bench/ab.py duckdb,/path/to/old/checkout,. ingest 3
+    .venv/bin/python bench/ab.py /path/to/old/checkout,. audit 5
+
+Each checkout runs its own `.venv/bin/farkle-logs` (an editable install imports its own
+tree, and so do the worker processes it spawns), on the 2.9 M-event benchmark log; prints
+the median wall and CPU seconds (children included) per checkout. For a change's effect on
+a busy machine, compare CPU more than wall. Every issue-12 figure against the baseline is
+bench/ratios.py; this is for "did this step help".
+"""
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+LOG = "/work/benchdata/sim9000.jsonl"
+
+
+def command(tree: str, what: str, out: str) -> list[str]:
+    if tree == "duckdb":
+        sql = f"COPY (SELECT * FROM read_json('{LOG}')) TO '{out}.parquet' (FORMAT parquet, COMPRESSION zstd)"
+        return [sys.executable, "-c", f"import duckdb; duckdb.sql({sql!r})"]
+    cli = str(Path(tree).resolve() / ".venv" / "bin" / "farkle-logs")
+    return [cli, "ingest", LOG, "--out", out] if what == "ingest" else [cli, "audit", LOG, "--format", "json"]
+
+
+def main() -> None:
+    trees = sys.argv[1].split(",")
+    what = sys.argv[2] if len(sys.argv) > 2 else "ingest"
+    runs = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    work = Path(tempfile.mkdtemp(prefix="farkle-ab-"))
+    times: dict[str, list[tuple[float, float]]] = {t: [] for t in trees}
+    try:
+        for _ in range(runs):
+            for i, tree in enumerate(trees):
+                out = str(work / f"out-{i}")
+                shutil.rmtree(out, ignore_errors=True)
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                start = time.perf_counter()
+                subprocess.run(command(tree, what, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+                times[tree].append((time.perf_counter() - start, cpu))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{what}, median of {runs} alternating runs, load average {os.getloadavg()[0]:.1f}")
+    for tree, runs_ in times.items():
+        wall = statistics.median(w for w, _ in runs_)
+        cpu = statistics.median(c for _, c in runs_)
+        print(f"{tree:40s} wall {wall:6.2f} s  cpu {cpu:6.2f} s")
+
+
+if __name__ == "__main__":
+    main()
