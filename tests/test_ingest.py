@@ -405,16 +405,7 @@ def test_tiny_blocks_give_the_same_dataset_as_one_block(tmp_path):
     """The split stage cuts inputs into blocks at line boundaries: line numbers, blank lines,
     over-long lines and a last line without a newline come out the same however small the
     blocks are (each block's lines are parsed by whichever worker takes it)."""
-    lines = interleave(games(5, seed=23), seed=4)
-    mixed = []
-    for i, line in enumerate(lines):
-        mixed.append(line)
-        if i % 17 == 3:
-            mixed.append("")
-        if i % 29 == 5:
-            mixed.append("{broken " + "x" * (300 + i))  # over the cap below: rejected unread
-        if i % 31 == 7:
-            mixed.append("   ")
+    mixed = _mixed_log(23)  # over-long lines: over the cap of 300 below, rejected unread
     data = dump(mixed).rstrip(b"\n")  # no final newline
     (tmp_path / "a.jsonl").write_bytes(data)
     (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress(data))
