@@ -387,6 +387,23 @@ def test_blocks_sent_to_workers_are_read_back_from_the_file(tmp_path, monkeypatc
     assert (two.lines, two.events, two.rejects, two.blank_lines) == (one.lines, one.events, one.rejects, one.blank_lines)
 
 
+def test_a_block_of_only_an_over_long_last_line_travels_whole(tmp_path):
+    """Found by the `block` fuzz target: a file ending in a line over the cap gives a last
+    block with no bytes, only that line's reject; it must reach a worker as it is."""
+    from pipeline.ingest.split import split_source
+    from pipeline.inputs import resolve
+
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(dump(_mixed_log(31))[:2000] + b"\n" + b"x" * 500)
+    (source,) = resolve([str(log)]).sources
+    blocks = list(split_source(source, 0, block_bytes=1, max_line=300))
+    assert blocks[-1].data == b"" and len(blocks[-1].long_lines) == 1
+    assert [b.detached().attached() for b in blocks] == blocks
+    one = ingest([str(log)], tmp_path / "one", workers=1, max_line_bytes=300)
+    two = ingest([str(log)], tmp_path / "two", workers=2, max_line_bytes=300, block_bytes=1)
+    assert everything(tmp_path / "two") == everything(tmp_path / "one") and two.rejects == one.rejects
+
+
 def test_a_file_changed_under_a_detached_block_stops_the_ingest(tmp_path):
     from pipeline.ingest.split import split_source
     from pipeline.inputs import InputError, resolve

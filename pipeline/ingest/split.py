@@ -55,8 +55,9 @@ class Block:
         return self.data.count(b"\n") + len(self.long_lines)
 
     def detached(self) -> "Block":
-        """This block without its bytes, if they can be read back from a plain file."""
-        if self.path is None or self.size >= 0:
+        """This block without its bytes, if they can be read back from a plain file (a block
+        of only over-long lines has no bytes to leave behind)."""
+        if self.path is None or self.size >= 0 or not self.data:
             return self
         return replace(self, data=b"", size=len(self.data), newlines=self.data.count(b"\n"))
 
