@@ -45,7 +45,7 @@ bench-all: bench
 # Each fuzz target (tests/fuzz/targets.py) for FUZZ_SECONDS; `make test` runs them ~12 s each.
 # The corpus grows in .fuzz-corpus/ across runs; logs and any failing input go to FUZZ_ARTIFACTS.
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS ?= lines event ruleset audit scoresheet
+FUZZ_TARGETS ?= lines event block ruleset audit scoresheet
 FUZZ_ARTIFACTS ?= fuzz-artifacts
 fuzz: $(STAMP)
 	@mkdir -p $(FUZZ_ARTIFACTS)

@@ -20,8 +20,8 @@ import time
 import traceback
 from pathlib import Path
 
-TARGET_NAMES = ("lines", "event", "ruleset", "audit", "scoresheet")
-MAX_LEN = {"lines": 4096, "event": 2048, "ruleset": 1024, "audit": 8192, "scoresheet": 4096}
+TARGET_NAMES = ("lines", "event", "block", "ruleset", "audit", "scoresheet")
+MAX_LEN = {"lines": 4096, "event": 2048, "block": 4096, "ruleset": 1024, "audit": 8192, "scoresheet": 4096}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -97,6 +97,38 @@ def event(data: bytes) -> None:
         assert getattr(result, field) == getattr(reference, field), field
 
 
+# ---- ingest's splitter and bulk parse ---------------------------------------------------------
+def block(data: bytes) -> None:
+    """Bytes as a plain file, through ingest's stages 1-2: the splitter numbers the lines as
+    the reference does (blocks read back from the file as a worker reads them), and the
+    bulk parse (compiled scan, msgspec, reference) gives the reference's events and bad
+    lines. The first byte picks the line limit."""
+    from pipeline.ingest.parse import parse_block
+    from pipeline.ingest.split import split_source
+    from tests.test_ingest_parse import assert_same
+
+    if not data:
+        return
+    limit = 1 + data[0] % 256
+    body = data[1:]
+    path = _RULESET_DIR / "block.jsonl"
+    path.write_bytes(body)
+    got = []
+    for piece in split_source(InputSource(str(path), path=path), 0, 1, limit):
+        assert piece.detached().attached() == piece
+        got += [(b.line, ("long", None)) for b in piece.long_lines]
+        for i, raw in enumerate(piece.data.split(b"\n")[:-1]):
+            if len(raw) > limit:  # a line over the cap inside a block: parse_block rejects it
+                got.append((piece.first_line + i, ("long", None)))
+            elif raw and not raw.isspace():
+                got.append((piece.first_line + i, raw))
+        parse_block(piece, "fuzz", limit)  # raises only on a bug; values checked below
+        assert_same(piece.data.split(b"\n")[:-1], str(path), piece.first_line)
+    text = body[3:] if body.startswith(b"\xef\xbb\xbf") else body
+    want = [(n, ("long", None)) if type(r) is tuple else (n, r) for n, r in reference_lines(text, limit)]
+    assert got == want, (got, want)
+
+
 # ---- the ruleset parser ------------------------------------------------------------------
 def _checked(ruleset: Ruleset) -> None:
     assert Ruleset.from_value(ruleset.to_dict()) == ruleset
@@ -185,7 +217,8 @@ def scoresheet(data: bytes) -> None:
         assert f.code.startswith("sheet_"), f
 
 
-TARGETS = {"lines": lines, "event": event, "ruleset": ruleset, "audit": audit, "scoresheet": scoresheet}
+TARGETS = {"lines": lines, "event": event, "block": block, "ruleset": ruleset, "audit": audit,
+           "scoresheet": scoresheet}
 
 
 # ---- seed corpus -------------------------------------------------------------------------
@@ -196,6 +229,8 @@ def seeds(target: str) -> list[bytes]:
     if target == "lines":
         return [bytes([n]) + b"\n".join(text_lines[i:i + 6]) for n, i in ((20, 0), (63, 40), (5, 300))] + [
             b"\x10" + (SAMPLES / "more_games.jsonl.gz").read_bytes()[:3000]]
+    if target == "block":
+        return [bytes([n]) + b"\n".join(text_lines[i:i + 12]) for n, i in ((255, 0), (200, 40), (90, 300))]
     if target == "event":
         kinds: dict[bytes, bytes] = {}
         for line in text_lines:  # one line of each kind, and every line of bad_lines.jsonl
