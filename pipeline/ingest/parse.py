@@ -170,35 +170,25 @@ def _scanned(lines: _Lines, first: int, name: str, ingest_id: str,
                                 scan.TYPE_BYTES, scan.TYPE_LENS, ok, spans, ints, has, kinds, dice, ndice)
     rest = np.flatnonzero(~ok).tolist()
     rows = np.flatnonzero(ok)
-    # The rules msgspec's types and _shape_ok check, here on the scan's integer columns (a
-    # row that breaks one goes to the reference, which says what is wrong with it): non-empty
-    # game_id and player, seq >= 1, 1-6 dice of 1-6, exactly the type's own fields.
+    # The rules msgspec's types check, here on the scan's integer columns (a row that breaks
+    # one goes to the reference, which says what is wrong with it): non-empty game_id and
+    # player, seq >= 1, 1-6 dice of 1-6; then the rules both decoders share (_shape_ok).
     spans, ints, has, counts, kind = spans[rows], ints[rows], has[rows], ndice[rows].astype(np.int64), kinds[rows]
-    listed, points, total = counts >= 0, has[:, scan.IN_POINTS], has[:, scan.IN_TOTAL]
+    listed = counts >= 0
     faces = dice[rows]
     in_list = np.arange(6) < counts[:, None]
-    shape = np.select(
-        [kind == 0, kind == 1, kind == 2, kind == 3],
-        [listed & ~points & ~total, listed & points & ~total, ~listed & points & total, ~listed & ~points], False)
-    good = (shape & (spans[:, scan.SP_GAME + 1] > spans[:, scan.SP_GAME])
-            & (spans[:, scan.SP_PLAYER + 1] > spans[:, scan.SP_PLAYER]) & (ints[:, scan.IN_SEQ] >= 1)
+    ts = _text(lines.buf, spans[:, scan.SP_TS], spans[:, scan.SP_TS + 1])
+    player = spans[:, scan.SP_PLAYER + 1] > spans[:, scan.SP_PLAYER]
+    good = (_shape_ok(kind, listed, has[:, scan.IN_POINTS], has[:, scan.IN_TOTAL], player, ts)
+            & (spans[:, scan.SP_GAME + 1] > spans[:, scan.SP_GAME]) & (ints[:, scan.IN_SEQ] >= 1)
             & (~listed | (counts >= 1)) & ~(in_list & ((faces < 1) | (faces > 6))).any(axis=1))
     if not good.all():
         slow_at.extend(rows[~good].tolist())
-        rows, spans, ints, has, counts, kind, listed, faces, in_list = (
-            a[good] for a in (rows, spans, ints, has, counts, kind, listed, faces, in_list))
+        rows, spans, ints, has, counts, listed, faces, in_list, kind = (
+            a[good] for a in (rows, spans, ints, has, counts, listed, faces, in_list, kind))
+        ts = ts.filter(pa.array(good))
     if not len(rows):
         return rest
-    ts = _text(lines.buf, spans[:, scan.SP_TS], spans[:, scan.SP_TS + 1])
-    if ts.null_count < len(ts):  # the one rule left to Arrow: the ts format (a regular expression)
-        ts_ok = pc.fill_null(pc.match_substring_regex(ts, TS_PATTERN), True).to_numpy(zero_copy_only=False)
-        if not ts_ok.all():
-            slow_at.extend(rows[~ts_ok].tolist())
-            rows, spans, ints, has, counts, kind, listed, faces, in_list = (
-                a[ts_ok] for a in (rows, spans, ints, has, counts, kind, listed, faces, in_list))
-            ts = ts.filter(pa.array(ts_ok))
-            if not len(rows):
-                return rest
     counts[~listed] = 0
     offsets = np.zeros(len(rows) + 1, np.int32)
     np.cumsum(counts, out=offsets[1:])
@@ -243,12 +233,16 @@ def _fast_table(rows: list[TurnLine], at: list[int], first: int, name: str,
     dice = pa.array([r.dice for r in rows], pa.list_(pa.int8()))
     points = pa.array([r.points for r in rows], pa.int64())
     total = pa.array([r.total for r in rows], pa.int64())
-    ok = _shape_ok(kind, ts, player, dice, points, total)
+    def valid(column: pa.Array) -> np.ndarray:
+        return column.is_valid().to_numpy(zero_copy_only=False)
+
+    codes = pc.index_in(kind, value_set=TURN_TYPES).fill_null(-1).to_numpy(zero_copy_only=False)
+    ok = _shape_ok(codes, valid(dice), valid(points), valid(total), valid(player), ts)
     index = pa.array(at, pa.int64())
     rejected: list[int] = []
-    if not pc.all(ok).as_py():
-        rejected = pc.filter(index, pc.invert(ok)).to_pylist()
-        keep = pc.filter(pa.array(range(n), pa.int64()), ok)
+    if not ok.all():
+        rejected = np.asarray(at)[~ok].tolist()
+        keep = pa.array(np.flatnonzero(ok))
         rows = [rows[i] for i in keep.to_pylist()]
         kind, ts, player, dice, points, total, index = (
             c.take(keep) for c in (kind, ts, player, dice, points, total, index))
@@ -301,20 +295,15 @@ def _repeated(text: str, n: int) -> pa.Array:
     return pa.array([text] * n, pa.string())
 
 
-def _shape_ok(kind: pa.Array, ts: pa.Array, player: pa.Array, dice: pa.Array, points: pa.Array,
-              total: pa.Array) -> pa.Array:
-    """Per row: a turn event type with exactly its own fields, and a valid ts if any."""
-    has_dice, has_points, has_total = pc.is_valid(dice), pc.is_valid(points), pc.is_valid(total)
-    no_dice, no_points, no_total = pc.invert(has_dice), pc.invert(has_points), pc.invert(has_total)
-    a = pc.and_
-    fields_ok = pc.case_when(
-        pc.make_struct(pc.equal(kind, "roll"), pc.equal(kind, "keep"), pc.equal(kind, "bank"),
-                       pc.equal(kind, "farkle")),
-        a(has_dice, a(no_points, no_total)),
-        a(has_dice, a(has_points, no_total)),
-        a(no_dice, a(has_points, has_total)),
-        a(no_dice, no_points),
-        False,
-    )
-    ts_ok = pc.or_(pc.is_null(ts), pc.fill_null(pc.match_substring_regex(ts, TS_PATTERN), False))
-    return pc.fill_null(a(a(fields_ok, pc.is_valid(player)), ts_ok), False)
+def _shape_ok(kind: np.ndarray, dice: np.ndarray, points: np.ndarray, total: np.ndarray, player: np.ndarray,
+              ts: pa.Array) -> np.ndarray:
+    """Per row, for both decoders: a turn event type (`kind`, an index into TURN_TYPES, -1 for
+    any other) with exactly its own fields (`dice`, `points`, `total`, `player`: present or
+    not), and a valid ts if any."""
+    fields = np.select(
+        [kind == 0, kind == 1, kind == 2, kind == 3],
+        [dice & ~points & ~total, dice & points & ~total, ~dice & points & total, ~dice & ~points], False)
+    ok = fields & player
+    if ts.null_count < len(ts):
+        ok &= pc.fill_null(pc.match_substring_regex(ts, TS_PATTERN), True).to_numpy(zero_copy_only=False)
+    return ok
