@@ -103,11 +103,6 @@ class SpillFiles:
         self._readers.clear()
 
 
-def gather(paths: list[Path], bucket: int) -> pa.Table:
-    """Bucket `bucket` of every spilled file, in the order of `paths` (opened for this call)."""
-    return SpillFiles().gather(paths, bucket)
-
-
 def spill_ordered(ordered: pa.Table, buckets: int, path: Path) -> None:
     """Spill rows that already carry the ordering column (stored events of games to replay
     again), grouped by bucket, each bucket in (file_ordinal, source_line) order."""

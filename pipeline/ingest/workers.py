@@ -161,11 +161,6 @@ class Pool:
                 p.start()
                 self._procs.append(p)
 
-    @property
-    def processes(self) -> int:
-        """Spawned worker processes (besides this one)."""
-        return len(self._procs)
-
     def run(self, tasks: Iterable[tuple[Any, str, tuple]]) -> Iterator[tuple[Any, Any]]:
         """Run every (tag, method, args) task; yields (tag, result) as tasks finish. Raises
         WorkerError if a spawned worker failed or died."""
