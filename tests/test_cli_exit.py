@@ -106,6 +106,29 @@ def test_the_console_script_runs_the_handler():
     assert scripts["farkle-logs"] == "pipeline.cli.entry:main"
 
 
+def _quick_and_usual(argv: list[str]) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+    """`farkle-logs argv` run twice through entry.main(): once ending by os._exit (stderr says
+    "quick" first), once with the usual teardown; both register an atexit function. "{run}"
+    in an argument becomes "quick" or "usual"."""
+    runs = []
+    for usual in (False, True):
+        args = [a.replace("{run}", "usual" if usual else "quick") for a in argv]
+        code = textwrap.dedent(f"""
+            import atexit, sys
+            from pipeline.cli import entry
+            if {usual}:
+                entry.skip_teardown = lambda: None
+            else:
+                end_now = entry._end_now
+                entry._end_now = lambda code: (sys.stderr.write("quick\\n"), end_now(code))
+            atexit.register(lambda: sys.stderr.write("atexit ran\\n"))
+            sys.argv = ["farkle-logs", *{args!r}]
+            entry.main()
+        """)
+        runs.append(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True))
+    return runs[0], runs[1]
+
+
 def test_audit_ends_without_the_interpreters_teardown_and_loses_nothing(tmp_path):
     """`audit` ends by os._exit once its output is out (entry.skip_teardown): every byte of
     stdout and stderr still arrives, the exit code is kept, and atexit functions ran; the
@@ -115,22 +138,7 @@ def test_audit_ends_without_the_interpreters_teardown_and_loses_nothing(tmp_path
     log = tmp_path / "inj.jsonl"
     simulate(log, games=20, seed=3, inject_rate=0.5)
     for fmt in ("json", "text", "csv"):
-        runs = []
-        for usual in (False, True):
-            code = textwrap.dedent(f"""
-                import atexit, os, sys
-                from pipeline.cli import entry
-                if {usual}:
-                    entry.skip_teardown = lambda: None
-                else:
-                    end_now = entry._end_now
-                    entry._end_now = lambda code: (sys.stderr.write("quick\\n"), end_now(code))
-                atexit.register(lambda: sys.stderr.write("atexit ran\\n"))
-                sys.argv = ["farkle-logs", "audit", {str(log)!r}, "-f", {fmt!r}]
-                entry.main()
-            """)
-            runs.append(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True))
-        quick, usual = runs
+        quick, usual = _quick_and_usual(["audit", str(log), "-f", fmt])
         assert quick.returncode == usual.returncode == 1  # findings
         assert quick.stdout == usual.stdout and len(quick.stdout) > 1000
         assert quick.stderr == b"quick\n" + usual.stderr and usual.stderr.endswith(b"atexit ran\n")
@@ -147,26 +155,10 @@ def test_ingest_ends_without_the_interpreters_teardown_and_loses_nothing(tmp_pat
 
     log = tmp_path / "inj.jsonl"
     simulate(log, games=20, seed=5, inject_rate=0.5)
-    runs = []
-    for usual in (False, True):
-        out = tmp_path / ("usual" if usual else "quick")
-        code = textwrap.dedent(f"""
-            import atexit, sys
-            from pipeline.cli import entry
-            if {usual}:
-                entry.skip_teardown = lambda: None
-            else:
-                end_now = entry._end_now
-                entry._end_now = lambda code: (sys.stderr.write("quick\\n"), end_now(code))
-            atexit.register(lambda: sys.stderr.write("atexit ran\\n"))
-            sys.argv = ["farkle-logs", "ingest", {str(log)!r}, "--out", {str(out)!r}, "-f", "json"]
-            entry.main()
-        """)
-        runs.append(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True))
-    quick, usual = runs
+    quick, usual = _quick_and_usual(["ingest", str(log), "--out", str(tmp_path / "{run}"), "-f", "json"])
     assert quick.returncode == usual.returncode == 1  # injected errors
     volatile = ("dataset", "ingest_id", "seconds", "events_per_second")
-    summaries = [{k: v for k, v in json.loads(r.stdout).items() if k not in volatile} for r in runs]
+    summaries = [{k: v for k, v in json.loads(r.stdout).items() if k not in volatile} for r in (quick, usual)]
     assert summaries[0] == summaries[1] and summaries[0]["events"] > 100
     assert quick.stderr == b"quick\n" + usual.stderr and usual.stderr.endswith(b"atexit ran\n")
     assert everything(tmp_path / "quick") == everything(tmp_path / "usual")
