@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pipeline.inputs import resolve
+from pipeline.reader.inputs import resolve
 from pipeline.reader import read_events
 from pipeline.replay import Replayer
 

@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 import duckdb  # noqa: E402
 
-from pipeline.dataset_check import open_dataset  # noqa: E402
-from pipeline.dataset_verify import check_dataset  # noqa: E402
+from pipeline.dataset.layout import open_dataset  # noqa: E402
+from pipeline.dataset.verify import check_dataset  # noqa: E402
 from pipeline.ingest import ingest  # noqa: E402
 
 QUERY = "select dice_count, count(*), avg(case when scored then 0 else 1 end) from read_parquet($rolls) group by 1"

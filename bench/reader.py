@@ -25,7 +25,7 @@ from pathlib import Path
 
 import msgspec
 
-from pipeline.inputs import InputSource
+from pipeline.reader.inputs import InputSource
 from pipeline.reader import parse_line, read_events
 
 

@@ -2,7 +2,7 @@
 
 One definition shared by the reader, the replay engine, the audit output, ingest and the
 simulator, so a field means the same thing everywhere. Replay may add fields to these
-records; renaming or removing one breaks ingest's Parquet schemas (pipeline/tables.py).
+records; renaming or removing one breaks ingest's Parquet schemas (pipeline/dataset/tables.py).
 """
 from __future__ import annotations
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline import audit_fast
-from pipeline.audit import audit_sources
+from pipeline.audit import fast as audit_fast
+from pipeline.audit.run import audit_sources
 from pipeline.cli.main import app
-from pipeline.inputs import resolve
+from pipeline.reader.inputs import resolve
 from pipeline.rules import Ruleset
 from pipeline.simulate import simulate
 
@@ -144,7 +144,7 @@ def test_ranges_taken_over(tmp_path, monkeypatch, seed):
     the file exactly, and the merged summary gives the reference's report."""
     import multiprocessing
 
-    from pipeline.audit import audit_stream
+    from pipeline.audit.run import audit_stream
     from pipeline.reader import read_events
 
     monkeypatch.setattr(audit_fast, "BLOCK", 2048)
@@ -201,7 +201,7 @@ def test_second_pass_reads_only_the_blocks_of_suspect_games(tmp_path, monkeypatc
 def test_prestarted_worker_is_taken_over(tmp_path, monkeypatch):
     """The audit command starts the second process before its heavy imports; the scan
     takes that one over (no second spawn), and the output is the reference's."""
-    from pipeline import audit_spawn
+    from pipeline.audit import spawn as audit_spawn
 
     monkeypatch.setattr(audit_spawn, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(audit_fast, "PARALLEL_MIN_BYTES", 0)

@@ -90,7 +90,7 @@ def test_a_known_error_that_escapes_a_command_is_one_line(dataset):
     proc = _run_patched(
         """
         import pipeline.stats
-        from pipeline.ingest.store import StoreError
+        from pipeline.dataset.store import StoreError
         def broken(*args, **kwargs):
             raise StoreError("somewhere: something the user can fix")
         pipeline.stats.compute = broken
@@ -149,7 +149,7 @@ def test_ingest_ends_without_the_interpreters_teardown_and_loses_nothing(tmp_pat
     the summary, the exit code and the dataset are those of a run with the usual teardown."""
     import json
 
-    from pipeline.dataset_verify import check_dataset
+    from pipeline.dataset.verify import check_dataset
     from pipeline.simulate import simulate
     from tests.test_ingest import everything
 

@@ -17,9 +17,9 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli.main import app
-from pipeline.dataset_check import POINTER, open_dataset
+from pipeline.dataset.layout import POINTER, open_dataset
 from pipeline.ingest import StoreError, ingest
-from pipeline.ingest.store import Store, acquire_lock
+from pipeline.dataset.store import Store, acquire_lock
 from tests.dataset_helpers import farkle, no_traceback, two_logs, two_snapshots
 from tests.test_ingest import count, everything
 

@@ -15,10 +15,10 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli.main import app
-from pipeline.dataset_check import DatasetError, open_dataset
+from pipeline.dataset.layout import DatasetError, open_dataset
 from pipeline.ingest import StoreError, ingest
-from pipeline.ingest.store import Store
-from pipeline.tables import DATASET_VERSION, TABLES
+from pipeline.dataset.store import Store
+from pipeline.dataset.tables import DATASET_VERSION, TABLES
 from tests.dataset_helpers import farkle, two_logs, two_snapshots
 from tests.test_ingest import count, everything
 

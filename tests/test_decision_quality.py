@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.ingest.run import ingest
 from pipeline.reader import read_events
-from pipeline.inputs import resolve
+from pipeline.reader.inputs import resolve
 from pipeline.rules import Ruleset
 from pipeline.simulate import simulate
 from pipeline.stats import compute, run, session

@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from pipeline import finding_store
-from pipeline.finding_store import FindingStore
+from pipeline.audit import finding_store
+from pipeline.audit.finding_store import FindingStore
 from pipeline.model import Finding
 
 
@@ -76,7 +76,7 @@ def test_streamed_json_is_json_dumps_indented():
     import io
     import json
 
-    from pipeline.audit import AuditReport
+    from pipeline.audit.run import AuditReport
     from pipeline.cli.audit_render import write_json
 
     for n in (0, 1, 57):

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from tests.ingest_games import dump, games, interleave
 from pipeline.cli.main import app
-from pipeline.dataset_check import open_dataset
+from pipeline.dataset.layout import open_dataset
 from pipeline.ingest import StoreError, ingest
 from pipeline.rules import Ruleset
-from pipeline.tables import DATASET_VERSION, TABLES
+from pipeline.dataset.tables import DATASET_VERSION, TABLES
 
 runner = CliRunner()
 
@@ -364,7 +364,7 @@ def test_blocks_sent_to_workers_are_read_back_from_the_file(tmp_path, monkeypatc
     there: the bytes are the ones the splitter cut, past a BOM, skipped over-long lines and a
     last line without a newline; the dataset equals one made in one process."""
     from pipeline.ingest.split import split_source
-    from pipeline.inputs import resolve
+    from pipeline.reader.inputs import resolve
 
     from pipeline.reader import lines as reader_lines
 
@@ -391,7 +391,7 @@ def test_a_block_of_only_an_over_long_last_line_travels_whole(tmp_path):
     """Found by the `block` fuzz target: a file ending in a line over the cap gives a last
     block with no bytes, only that line's reject; it must reach a worker as it is."""
     from pipeline.ingest.split import split_source
-    from pipeline.inputs import resolve
+    from pipeline.reader.inputs import resolve
 
     log = tmp_path / "a.jsonl"
     log.write_bytes(dump(_mixed_log(31))[:2000] + b"\n" + b"x" * 500)
@@ -406,7 +406,7 @@ def test_a_block_of_only_an_over_long_last_line_travels_whole(tmp_path):
 
 def test_a_file_changed_under_a_detached_block_stops_the_ingest(tmp_path):
     from pipeline.ingest.split import split_source
-    from pipeline.inputs import InputError, resolve
+    from pipeline.reader.inputs import InputError, resolve
 
     log = tmp_path / "a.jsonl"
     log.write_bytes(dump(_mixed_log(31)))
@@ -476,7 +476,7 @@ def _cut_line_completed(log: Path, lines: list) -> None:
 def test_dataset_check_passes_after_superseded_lines(tmp_path, change):
     """Superseded rows leave the events and rejects tables; the manifest says how many, so
     `dataset check`'s row counts still add up, and each ingest's line invariant still holds."""
-    from pipeline.dataset_verify import check_dataset
+    from pipeline.dataset.verify import check_dataset
 
     lines = interleave(games(3, seed=43), seed=8)
     log = tmp_path / "a.jsonl"

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from pipeline.ingest import StoreError, ingest
-from pipeline.ingest.store import Store
+from pipeline.dataset.store import Store
 from tests.ingest_games import dump, games, interleave
 from tests.test_ingest import everything
 

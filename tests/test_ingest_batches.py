@@ -5,7 +5,7 @@ import json
 
 from hypothesis import given, strategies as st
 
-from pipeline.ingest.batches import _dumps_totals
+from pipeline.dataset.batches import _dumps_totals
 
 _json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 names = st.text(st.characters(), max_size=12)  # control characters, quotes, surrogates, emoji

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, strategies as st
 
-from pipeline.ingest import batches
+from pipeline.dataset import batches
 from pipeline.ingest.parse import parse_block
 from pipeline.ingest.split import Block
 from pipeline.model import Event

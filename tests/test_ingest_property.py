@@ -21,10 +21,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipeline.audit import audit_stream
-from pipeline.dataset_verify import check_dataset
+from pipeline.audit.run import audit_stream
+from pipeline.dataset.verify import check_dataset
 from pipeline.ingest import ingest
-from pipeline.inputs import InputSource
+from pipeline.reader.inputs import InputSource
 from pipeline.reader import read_events
 from pipeline.rules import Ruleset
 from pipeline.simulate import simulate

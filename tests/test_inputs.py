@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.inputs import STDIN_NAME, InputError, InputSource, resolve, resolve_inputs
+from pipeline.reader.inputs import STDIN_NAME, InputError, InputSource, resolve, resolve_inputs
 from pipeline.reader import read_events
 
 LINE = b'{"game_id":"g1","seq":1,"type":"game_start","players":["ana"]}\n'

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from pipeline.cli.main import app
-from pipeline.inputs import InputSource
+from pipeline.reader.inputs import InputSource
 from pipeline.limits import MAX_LINE_BYTES, format_bytes, parse_size
 from pipeline.model import BadLine, Event
 from pipeline.reader import LongLine, iter_lines, long_line_reject, read_events
@@ -213,8 +213,8 @@ def test_ingest_stores_the_long_line_as_a_reject_with_its_size(tmp_path):
 # ---- memory: measured in a fresh process -------------------------------------------------
 MEASURE = textwrap.dedent("""
     import resource, sys
-    from pipeline.audit import audit_stream
-    from pipeline.inputs import resolve
+    from pipeline.audit.run import audit_stream
+    from pipeline.reader.inputs import resolve
     from pipeline.reader import read_events
     report = audit_stream(read_events(resolve([sys.argv[1]]).sources), trace=False)
     codes = sorted({f.code for f in report.findings if f.code == "bad_json"})

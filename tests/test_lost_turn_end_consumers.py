@@ -13,7 +13,7 @@ import re
 import duckdb
 import pytest
 
-from pipeline.audit import audit_stream
+from pipeline.audit.run import audit_stream
 from pipeline.ingest.run import ingest
 from pipeline.report import build_report
 from pipeline.stats import compute

@@ -14,7 +14,7 @@ from pipeline.limits import MAX_JSON_DEPTH
 from pipeline.model import BadLine, Event
 from pipeline.reader import parse_line
 from pipeline.rules import Ruleset, RulesetError
-from pipeline.rules_source import load_ruleset
+from pipeline.reader.rules_source import load_ruleset
 
 ROOT = Path(__file__).resolve().parents[1]
 STANDARD = ROOT / "sample_logs" / "standard.jsonl"

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.inputs import InputSource
+from pipeline.reader.inputs import InputSource
 from pipeline.model import BadLine, Event, FileProblem
 from pipeline.reader import lines as lines_module
 from pipeline.reader import parse_line, read_events, read_lines

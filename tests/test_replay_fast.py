@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipeline.ingest import batches
+from pipeline.dataset import batches
 from pipeline.model import Event
 from pipeline.reader import parse_line
 from pipeline.replay.partition import reference_partition, replay_partition

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 
-from pipeline.audit import audit_stream
-from pipeline.scoresheet import compare_sheet, parse_sheet
+from pipeline.audit.run import audit_stream
+from pipeline.audit.scoresheet import compare_sheet, parse_sheet
 from pipeline.simulate import check_game
 from tests.gamelog import Log, codes
 from tests.gamelog import audit as engine_audit

@@ -14,8 +14,8 @@ from zlib import crc32
 import pyarrow as pa
 import pytest
 
-from pipeline import tables
-from pipeline.ingest import batches
+from pipeline.dataset import tables
+from pipeline.dataset import batches
 from pipeline.model import Event
 from pipeline.reader import parse_line
 from pipeline.replay import Replayer

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests.rules_md import STANDARD_KNOBS as RULES_MD_STANDARD
 from pipeline.rules import KNOB_NAMES, Ruleset, RulesetError, score_keep
-from pipeline.rules_source import load_ruleset, load_ruleset_file
+from pipeline.reader.rules_source import load_ruleset, load_ruleset_file
 
 INTEGER_KNOBS = [
     "single_one", "single_five", "three_ones", "four_kind", "five_kind", "six_kind", "straight",

@@ -1,8 +1,8 @@
 """Scoresheet rows against the corrected replay: one test per sheet_* code."""
 from __future__ import annotations
 
-from pipeline.audit import audit_stream
-from pipeline.scoresheet import parse_sheet
+from pipeline.audit.run import audit_stream
+from pipeline.audit.scoresheet import parse_sheet
 from tests.gamelog import Log
 
 HEADER = "game_id,turn,player,points,total\n"

@@ -26,9 +26,9 @@ def test_each_sample_is_small():
 
 
 def audit(*names: str, sheet: str | None = None):
-    inputs = pytest.importorskip("pipeline.inputs", reason="pipeline.inputs is not there yet")
+    inputs = pytest.importorskip("pipeline.reader.inputs", reason="pipeline.reader.inputs is not there yet")
     reader = pytest.importorskip("pipeline.reader", reason="the reader is not there yet")
-    auditing = pytest.importorskip("pipeline.audit", reason="pipeline.audit is not there yet")
+    auditing = pytest.importorskip("pipeline.audit.run", reason="pipeline.audit.run is not there yet")
     sources = inputs.resolve_inputs([str(SAMPLES / n) for n in names])
     kw = {}
     if sheet is not None:

@@ -1,5 +1,5 @@
-"""pipeline.sniff: what a file looks like from its first bytes (the reader of ingest and
-audit must keep calling it through pipeline.inputs; tests/test_first_hour_cli.py checks both
+"""pipeline.reader.sniff: what a file looks like from its first bytes (the reader of ingest and
+audit must keep calling it through pipeline.reader.inputs; tests/test_first_hour_cli.py checks both
 commands end to end)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import gzip
 
 import pytest
 
-from pipeline.sniff import SNIFF_BYTES, Sniff, sniff_bytes, sniff_file
+from pipeline.reader.sniff import SNIFF_BYTES, Sniff, sniff_bytes, sniff_file
 
 EVENT = b'{"game_id":"g1","seq":1,"type":"game_start","players":["ana"]}\n'
 

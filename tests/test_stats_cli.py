@@ -14,10 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli.main import app
-from pipeline.dataset_check import DatasetDamaged, DatasetError, open_dataset
+from pipeline.dataset.layout import DatasetDamaged, DatasetError, open_dataset
 from pipeline.stats import DEFAULT_SECTIONS, SECTIONS
 from pipeline.stats.fixtures import write_dataset, write_manifest
-from pipeline.tables import DATASET_VERSION
+from pipeline.dataset.tables import DATASET_VERSION
 from tests.test_stats import tiny_tables
 
 runner = CliRunner()

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from pipeline.cli.main import app
 from pipeline.model import Event
 from pipeline.reader import parse_line
-from pipeline.reader.timestamps import UTC_MAX_US, UTC_MIN_US, to_utc_array
+from pipeline.dataset.timestamps import to_utc_array
+from pipeline.reader.timestamps import UTC_MAX_US, UTC_MIN_US
 
 runner = CliRunner()
 UTC = dt.timezone.utc

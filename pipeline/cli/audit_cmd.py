@@ -66,7 +66,7 @@ def audit(
     """
     if engine is Engine.local:
         lean_program()
-    from pipeline.inputs import resolve
+    from pipeline.reader.inputs import resolve
 
     default_rules = rules_or_exit(rules) if rules is not None else None
     if coach and (not game or len(game) != 1):
@@ -83,12 +83,12 @@ def audit(
     if (engine is Engine.local and not game and scoresheet is None and not coach and len(resolution.sources) == 1
             and not resolution.sources[0].is_stdin and os.environ.get("FARKLE_LOGS_REPLAY") != "reference"):
         # the fast audit's second process, started before this one's own heavy imports
-        # (pipeline/audit_spawn.py); audit_sources takes it over
-        from pipeline import audit_spawn
+        # (pipeline/audit/spawn.py); audit_sources takes it over
+        from pipeline.audit import spawn as audit_spawn
         from pipeline.rules import Ruleset
 
         audit_spawn.prestart(resolution.sources[0], default_rules or Ruleset.builtin("standard"), max_line_bytes)
-    from pipeline.audit import read_sheet
+    from pipeline.audit.run import read_sheet
     from pipeline.cli.audit_render import print_text, sheet_verdict, write_csv, write_json, write_jsonl
     from pipeline.model import FileProblem
 
@@ -161,8 +161,8 @@ def audit(
 def _audit_local(resolution, default_rules, game, sheet, format, seen, file_problems, advance, max_line_bytes):
     """One game or a scoresheet: the reference path, watching every game id read (what a
     --game typo is compared to; audit_sources would take this path for them too). Every
-    game: the two-pass fast path (pipeline.audit_fast), the same report."""
-    from pipeline.audit import audit_sources, audit_stream
+    game: the two-pass fast path (pipeline.audit.fast), the same report."""
+    from pipeline.audit.run import audit_sources, audit_stream
     from pipeline.reader import read_events
 
     if game or sheet is not None:
@@ -215,7 +215,7 @@ class SeenGames:
 
 def _check_sheet_header(name: str, text: str) -> None:
     """A scoresheet whose header is wrong (or that is empty) cannot be checked: exit 2, once."""
-    from pipeline.scoresheet import parse_sheet
+    from pipeline.audit.scoresheet import parse_sheet
 
     _, problems = parse_sheet(text.split("\n", 1)[0] + "\n", name)
     if problems:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable, TextIO
 from pipeline.cli.text import plain_table, printable
 
 if TYPE_CHECKING:
-    from pipeline.audit import AuditReport
+    from pipeline.audit.run import AuditReport
     from pipeline.cli.text import LazyConsole
 
 FINDING_FIELDS = ["game_id", "seq", "file", "line", "player", "code", "severity", "message", "claimed", "expected"]
@@ -143,7 +143,7 @@ def as_csv(report: AuditReport) -> str:
 
 def sheet_verdict(report: AuditReport, name: str, text: str) -> dict[str, Any]:
     """One scoresheet's verdict: rows checked, games found or not, differences by code."""
-    from pipeline.scoresheet import parse_sheet
+    from pipeline.audit.scoresheet import parse_sheet
 
     rows, problems = parse_sheet(text, name)
     logged = {g.game_id for g in report.games}

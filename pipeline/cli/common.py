@@ -102,7 +102,7 @@ def no_match_error(what: str, wanted: str, known: Iterable[str], where: str) -> 
 
 def rules_or_exit(spec: str | None) -> "Ruleset":
     from pipeline.rules import RulesetError
-    from pipeline.rules_source import load_ruleset
+    from pipeline.reader.rules_source import load_ruleset
 
     try:
         return load_ruleset(spec)

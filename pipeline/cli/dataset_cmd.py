@@ -1,5 +1,5 @@
 """`farkle-logs dataset check|repair`: is a dataset whole, and if not, make it usable again
-(pipeline/dataset_verify.py, pipeline/dataset_repair.py; docs/dataset.md, "Damage and repair")."""
+(pipeline/dataset/verify.py, pipeline/dataset/repair.py; docs/dataset.md, "Damage and repair")."""
 from __future__ import annotations
 
 import json
@@ -27,8 +27,8 @@ def check(
 
     Exit 0: healthy. 1: problems found (each named; `dataset repair` says how it would
     fix them). 2: DATASET is not a farkle-logs dataset (missing, foreign, another version)."""
-    from pipeline.dataset_check import DatasetError
-    from pipeline.dataset_verify import check_dataset
+    from pipeline.dataset.layout import DatasetError
+    from pipeline.dataset.verify import check_dataset
 
     try:
         report = check_dataset(dataset, full=full)
@@ -42,7 +42,7 @@ def check(
 
 
 def _check_text(path: str, report) -> str:
-    from pipeline.tables import TABLES
+    from pipeline.dataset.tables import TABLES
 
     lines = [f"dataset {path}: " + (f"snapshot {report.snapshot} ({report.manifest_path})"
                                     if report.snapshot is not None else "no usable pointer")]
@@ -73,9 +73,9 @@ def repair(
 
     Exit 0: healthy, or repaired. 1: no snapshot verifies (nothing changed). 2: DATASET is
     not a farkle-logs dataset, another ingest holds it, or it cannot be written."""
-    from pipeline.dataset_check import DatasetError
-    from pipeline.dataset_repair import repair_dataset
-    from pipeline.ingest.store import StoreError
+    from pipeline.dataset.layout import DatasetError
+    from pipeline.dataset.repair import repair_dataset
+    from pipeline.dataset.store import StoreError
 
     try:
         result = repair_dataset(dataset, full=full)

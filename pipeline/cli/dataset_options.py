@@ -18,7 +18,7 @@ import typer
 from pipeline.cli.common import RULES_HELP, no_match_error, rules_or_exit, usage_error
 
 if TYPE_CHECKING:
-    from pipeline.dataset_check import Dataset
+    from pipeline.dataset.layout import Dataset
     from pipeline.stats import Filters
 
 # The filter options, declared once: `player: PlayerOption = None` in a command's signature
@@ -54,7 +54,7 @@ def filters_or_exit(player: str | None, rules: str | None, since: dt.datetime | 
 def dataset_or_exit(path: str):
     """The dataset at `path`, or exit 2 with one line saying why it is not one (missing,
     foreign, another version) or how to recover it (damaged)."""
-    from pipeline.dataset_check import DatasetError, open_dataset
+    from pipeline.dataset.layout import DatasetError, open_dataset
 
     try:
         return open_dataset(path)
@@ -66,8 +66,8 @@ def dataset_failure(dataset: "Dataset | str | Path", exc: Exception, suffix: str
     """Reading `dataset` failed. If the dataset does not verify (a truncated or foreign
     Parquet file, a missing column), that is the cause: exit 2 with the way out. Otherwise it
     is a bug: re-raised for the crash handler (pipeline/cli/entry.py)."""
-    from pipeline.dataset_check import DatasetError, recovery_hint
-    from pipeline.dataset_verify import check_dataset
+    from pipeline.dataset.layout import DatasetError, recovery_hint
+    from pipeline.dataset.verify import check_dataset
 
     path = Path(getattr(dataset, "path", dataset))
     try:

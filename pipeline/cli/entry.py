@@ -166,9 +166,9 @@ def _exit_code(exit_: SystemExit) -> int:
 
 def _known_error(exc: BaseException) -> str | None:
     """The one-line message of an error that is not a bug, or None."""
-    from pipeline.dataset_check import DatasetError
-    from pipeline.ingest.store import StoreError, describe_os_error
-    from pipeline.inputs import InputError
+    from pipeline.dataset.layout import DatasetError
+    from pipeline.dataset.store import StoreError, describe_os_error
+    from pipeline.reader.inputs import InputError
     from pipeline.rules import RulesetError
 
     if isinstance(exc, (DatasetError, StoreError, InputError, RulesetError)):

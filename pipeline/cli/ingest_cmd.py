@@ -48,8 +48,8 @@ def ingest_command(
         lean_program()
     from pipeline.cli.dataset_options import dataset_failure
     from pipeline.ingest import InputErrors, StoreError, ingest
-    from pipeline.ingest.store import describe_os_error
-    from pipeline.inputs import InputError
+    from pipeline.dataset.store import describe_os_error
+    from pipeline.reader.inputs import InputError
 
     ruleset = rules_or_exit(rules)
     check_engine(engine, spark_master)

@@ -26,12 +26,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline import tables
-from pipeline.ingest import batches, route
+from pipeline.dataset import tables
+from pipeline.dataset import batches
+from pipeline.ingest import route
 from pipeline.ingest.sinks import writer_options
-from pipeline.dataset_check import duckdb_path
+from pipeline.dataset.layout import duckdb_path
 from pipeline.ingest.split import Block
-from pipeline.inputs import STDIN_NAME
+from pipeline.reader.inputs import STDIN_NAME
 from pipeline.model import BadLine
 from pipeline.replay.partition import ORDER_COLUMN
 

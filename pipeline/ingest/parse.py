@@ -31,8 +31,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import tables
-from pipeline.ingest import batches, scan
+from pipeline.dataset import tables
+from pipeline.dataset import batches
+from pipeline.ingest import scan
 from pipeline.ingest.split import Block, too_long
 from pipeline.model import BadLine, Event
 from pipeline.reader import parse_line

@@ -30,13 +30,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
-from pipeline import tables
+from pipeline.dataset import tables
 from pipeline.ingest import incremental
 from pipeline.ingest.route import bucket_count
 from pipeline.ingest.split import BLOCK_BYTES, MAX_LINE_BYTES, split_source
-from pipeline.ingest.store import Store, _crash_point
+from pipeline.dataset.store import Store, _crash_point
 from pipeline.ingest.workers import Config, Pool
-from pipeline.inputs import InputSource, resolve
+from pipeline.reader.inputs import InputSource, resolve
 from pipeline.rules import Ruleset
 
 @dataclass

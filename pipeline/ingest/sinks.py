@@ -20,7 +20,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline import tables
+from pipeline.dataset import tables
 
 ROW_GROUP = 131_072  # rows per Parquet row group (tables are gathered up to this)
 ROWS_PER_FILE = 2_000_000  # a new Parquet file after this many rows (parallel reads)

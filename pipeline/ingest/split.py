@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Iterator
 
-from pipeline.inputs import InputError, InputSource
+from pipeline.reader.inputs import InputError, InputSource
 from pipeline.model import BadLine, FileProblem
 from pipeline.limits import MAX_LINE_BYTES  # the default line-length cap (bytes, newline excluded)
 from pipeline.reader import lines as _lines

@@ -24,14 +24,17 @@ from typing import Any, Iterable, Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import tables, worker_boot
-from pipeline.ingest import batches, route
+from pipeline import worker_boot
+
+from pipeline.dataset import tables
+from pipeline.dataset import batches
+from pipeline.ingest import route
 from pipeline.ingest.incremental import drop_stored_lines
 from pipeline.ingest.parse import parse_block
 from pipeline.ingest.sinks import Sinks
-from pipeline.ingest.store import _crash_point
+from pipeline.dataset.store import _crash_point
 from pipeline.ingest.split import Block
-from pipeline.inputs import InputError
+from pipeline.reader.inputs import InputError
 from pipeline.replay.partition import bad_line_findings, replay_partition
 from pipeline.rules import Ruleset
 

@@ -25,7 +25,7 @@ import hashlib
 import zlib
 from typing import BinaryIO, Iterator
 
-from pipeline.inputs import InputError, InputSource
+from pipeline.reader.inputs import InputError, InputSource
 from pipeline.limits import MAX_LINE_BYTES
 from pipeline.model import FileProblem
 

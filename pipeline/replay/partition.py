@@ -8,7 +8,7 @@ game replayed here gives exactly the records `audit` computes for it.
 Contract:
 
 - `events`: the *valid* events of a set of whole games (every event of each game present,
-  bad lines excluded), with the columns of `pipeline.tables.EVENTS`. Rows are replayed in
+  bad lines excluded), with the columns of `pipeline.dataset.tables.EVENTS`. Rows are replayed in
   replay order: input file order as given, then line. If the table has a `file_ordinal`
   column (any integer type: the position of the row's source file in the ordered list of
   inputs, by first appearance), rows are first sorted by (`file_ordinal`, `source_line`), a
@@ -16,7 +16,7 @@ Contract:
   ignored. A game's events may be in any chunks of the table.
 - `default_rules`: the ruleset of games whose `game_start` has no `rules`.
 - result: `{"turns", "rolls", "decisions", "games", "game_players", "findings"}`, each a
-  `pyarrow.Table` with exactly the schema of `pipeline.tables` (possibly zero rows).
+  `pyarrow.Table` with exactly the schema of `pipeline.dataset.tables` (possibly zero rows).
   `findings` holds the replay's findings only: a bad line's `bad_json`/`bad_event` finding
   belongs to its line and is made from the rejects by the caller (`bad_line_findings`).
 - pure: no I/O, no global state; the same input gives the same output row for row.
@@ -34,8 +34,8 @@ from typing import Any, Iterable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import tables
-from pipeline.ingest import batches
+from pipeline.dataset import tables
+from pipeline.dataset import batches
 from pipeline.model import BadLine, Event
 from pipeline.replay.engine import Replayer
 from pipeline.rules import Ruleset

@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from pipeline.dataset_check import Dataset
+from pipeline.dataset.layout import Dataset
 from pipeline.report.bundle import javascript_bundle
 from pipeline.report.data import GameNotFound, ReportData, gather
 from pipeline.report.page import SECTIONS, render

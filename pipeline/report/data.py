@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.dataset_check import Dataset, open_dataset
+from pipeline.dataset.layout import Dataset, open_dataset
 from pipeline.stats import TABLE_NAMES, Filters, run, session
 from pipeline.stats.runner import Model, load_models, set_variables
 

@@ -20,7 +20,7 @@ from typing import Iterator
 import duckdb
 import pyarrow as pa
 
-from pipeline.dataset_check import Dataset, DatasetError, open_dataset
+from pipeline.dataset.layout import Dataset, DatasetError, open_dataset
 from pipeline.rules import Ruleset
 from pipeline.stats.odds import exact_odds_table, matching_rulesets
 from pipeline.stats.runner import close, connect, run, set_variables

@@ -1,6 +1,6 @@
 """Write small datasets straight from rows, for tests (here and in the report's tests).
 
-Rows are dicts keyed by the column names of pipeline.tables; missing columns are null.
+Rows are dicts keyed by the column names of pipeline.dataset.tables; missing columns are null.
 This is not ingest: nothing is checked or derived, so a test controls every figure.
 The layout is the simplest the format allows: one snapshot whose manifest sits in the
 dataset directory itself (`_current.json` names `manifest.json`), tables in `<table>/`.
@@ -14,8 +14,8 @@ from typing import Any, Iterable, Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.dataset_check import FORMAT, MANIFEST, POINTER, Pointer
-from pipeline.tables import DATASET_VERSION, TABLES
+from pipeline.dataset.layout import FORMAT, MANIFEST, POINTER, Pointer
+from pipeline.dataset.tables import DATASET_VERSION, TABLES
 
 
 def write_manifest(root: Path, **extra: Any) -> None:

@@ -32,9 +32,9 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from pipeline.dataset_check import Dataset
-from pipeline.inputs import InputError
-from pipeline.tables import TABLES
+from pipeline.dataset.layout import Dataset
+from pipeline.reader.inputs import InputError
+from pipeline.dataset.tables import TABLES
 
 SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
 MACROS = "macros"

@@ -20,14 +20,14 @@ from pathlib import Path
 
 import msgspec
 
-from pipeline.audit import audit_stream
-from pipeline.inputs import InputSource
+from pipeline.audit.run import audit_stream
+from pipeline.reader.inputs import InputSource
 from pipeline.model import BadLine, Event
 from pipeline.reader import LongLine, iter_lines, parse_line, read_events
 from pipeline.reader.validate import check_object
 from pipeline.rules import Ruleset, RulesetError, score_keep
-from pipeline.rules_source import load_ruleset, load_ruleset_file
-from pipeline.scoresheet import compare_sheet, parse_sheet
+from pipeline.reader.rules_source import load_ruleset, load_ruleset_file
+from pipeline.audit.scoresheet import compare_sheet, parse_sheet
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs"

@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from pipeline import tables
+from pipeline.dataset import tables
 from pipeline.cli.main import app
-from pipeline.dataset_check import open_dataset
+from pipeline.dataset.layout import open_dataset
 from pipeline.engines.spark.ingest import ingest as spark_ingest
 from pipeline.ingest.run import ingest
 from tests.spark.compare import assert_same_rows, same_value

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.engines.spark.ingest import _count_task, _range_block
 from pipeline.ingest.split import split_source
-from pipeline.inputs import InputSource
+from pipeline.reader.inputs import InputSource
 
 CONTENT = (b"\xef\xbb\xbf" + b'{"a": 1}\r\n' + b"\n" + b"x" * 37 + b"\n\n  \n" + b'{"b": "\xff"}\n'
            + b"y" * 5 + b"\nlast line without a newline")

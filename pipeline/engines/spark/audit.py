@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline import tables
-from pipeline.audit import AuditReport
+from pipeline.dataset import tables
+from pipeline.audit.run import AuditReport
 from pipeline.engines.spark.ingest import SparkEngine
 from pipeline.ingest import incremental
 from pipeline.ingest.route import bucket_count
 from pipeline.ingest.split import BLOCK_BYTES, MAX_LINE_BYTES
 from pipeline.ingest.workers import Config
-from pipeline.inputs import InputSource
+from pipeline.reader.inputs import InputSource
 from pipeline.model import FileProblem, Finding, GameResult
 from pipeline.rules import Ruleset
 

@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import pyarrow as pa
 
-from pipeline import tables
+from pipeline.dataset import tables
 from pipeline.ingest import incremental, route
 from pipeline.ingest.workers import BucketResult, Config, Worker
-from pipeline.inputs import InputSource
+from pipeline.reader.inputs import InputSource
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

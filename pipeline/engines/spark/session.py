@@ -4,7 +4,7 @@ Three ways to reach Spark, as a Spark user expects:
 - `--spark-master URL` (`local[*]` by default, `local[2]`, `spark://host:7077`, `yarn`, ...);
 - `SPARK_REMOTE=sc://host:15002` in the environment: Spark Connect (needs the
   `pyspark[connect]` client packages);
-- `spark-submit` of `pipeline/engines/spark/submit.py`: the session spark-submit made is used
+- `spark-submit` of `pipeline/cli/spark_submit.py`: the session spark-submit made is used
   as it is, master and settings included.
 
 The settings this program relies on are set here for every session it makes: UTC session

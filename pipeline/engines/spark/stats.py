@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any, Iterator
 import duckdb
 import pyarrow as pa
 
-from pipeline.dataset_check import Dataset, open_dataset
+from pipeline.dataset.layout import Dataset, open_dataset
 from pipeline.engines.spark import transpile
 from pipeline.stats import Filters, filter_variables, plan_sections
 from pipeline.stats.odds import exact_odds_table
 from pipeline.stats.runner import MACROS, SQL_DIR, Model, build, build_order, load_models, set_variables
 from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
-from pipeline.tables import TABLES
+from pipeline.dataset.tables import TABLES
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -124,7 +124,7 @@ def session(
 
 
 def _source(spark: "SparkSession", ds: Dataset, table: str) -> "DataFrame":
-    """The table with the contract's schema (pipeline.tables): a column missing from an
+    """The table with the contract's schema (pipeline.dataset.tables): a column missing from an
     older file reads as null, as DuckDB's union_by_name gives it, and no Spark job is spent
     inferring a schema from the files' footers."""
     from pyspark.sql.pandas.types import from_arrow_schema

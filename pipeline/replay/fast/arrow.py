@@ -1,7 +1,7 @@
 """Arrow events in, the derived Arrow tables out: the fast path as ingest uses it.
 
 `replay_table(events, default_rules)` gives exactly what the reference engine gives for
-the same events (same rows, same order, same schemas of pipeline.tables): clean games by
+the same events (same rows, same order, same schemas of pipeline.dataset.tables): clean games by
 the kernel, every other game by `Replayer`, rows merged in the order the reference would
 have emitted them (each row is tagged with the input position of the event that emitted
 it; end-of-input rows come after every event, in the games' start order).
@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import tables
+from pipeline.dataset import tables
 from pipeline.model import Event
 from pipeline.replay.engine import Replayer
 from pipeline.replay.fast import kernel as K
@@ -86,7 +86,7 @@ def replay_table(events: pa.Table, default_rules: Ruleset, *, jit: bool = True,
     ref = _reference_tables(events, suspect_rows, default_rules, n, fast, to_events)
     results += ref.pop("results")
     results.sort(key=lambda r: r[0])
-    from pipeline.ingest import batches
+    from pipeline.dataset import batches
 
     games, players = batches.games_tables([r for _, r in results])
     merged = {name: _merge(out[name], ref[name]) for name in ("turns", "rolls", "decisions")}
@@ -176,7 +176,7 @@ def _reference_tables(events: pa.Table, positions: np.ndarray, default_rules: Ru
                       fast: FastReplay, to_events) -> dict[str, Any]:
     """Replay the rows at `positions` (every event of the suspect games) with the reference
     engine, tagging each output row with the position of the event that emitted it."""
-    from pipeline.ingest import batches
+    from pipeline.dataset import batches
 
     if to_events is None:
         from pipeline.replay.partition import events_from_table as to_events

@@ -1,9 +1,9 @@
 """Arrow schemas of the dataset's Parquet tables: the contract between ingest and stats.
 
 Each table is the list of Parquet files the dataset's current manifest names (see
-docs/dataset.md; pipeline.dataset_check reads it). Stats SQL and the report read these
+docs/dataset.md; pipeline.dataset.layout reads it). Stats SQL and the report read these
 columns by name; a change here is a change of the dataset version (see docs/dataset.md).
-`schemas/tables/*.json` is generated from this module (python -m pipeline.tables).
+`schemas/tables/*.json` is generated from this module (python -m pipeline.dataset.tables).
 """
 from __future__ import annotations
 
@@ -184,4 +184,4 @@ def write_schema_files(directory: Path) -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    write_schema_files(Path(__file__).resolve().parent.parent / "schemas" / "tables")
+    write_schema_files(Path(__file__).resolve().parents[2] / "schemas" / "tables")

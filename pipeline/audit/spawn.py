@@ -1,6 +1,6 @@
 """Audit's second process for pass 1 of one large file, started as early as possible.
 
-`pipeline.audit_fast` reads one large plain file with this process and one spawned worker
+`pipeline.audit.fast` reads one large plain file with this process and one spawned worker
 (see its `_Regions`). A spawned worker is a fresh interpreter that first imports numpy,
 pyarrow, msgspec and numba (about half a second), and while it does only this process
 works. Started by `audit_fast` itself, it would begin that only after this process had
@@ -104,7 +104,7 @@ def start(source: Any, default_rules: Any, max_line_bytes: int, give_up: bool, *
     receive, send = ctx.Pipe(duplex=False)
     payload = pickle.dumps((source, middle, default_rules, max_line_bytes, give_up))
     process = ctx.Process(target=worker_boot.run, daemon=True,
-                          args=("pipeline.audit_fast:_region_worker", payload, shared, send))
+                          args=("pipeline.audit.fast:_region_worker", payload, shared, send))
     try:
         process.start()
     except Exception:  # pragma: no cover - a worker that cannot start: scan in one process

@@ -5,7 +5,7 @@ resources and settings are used as they are; `--engine spark` finds it as the ac
 session), e.g.
 
     spark-submit --master yarn --deploy-mode client \\
-        "$(python -c 'import pipeline.engines.spark.submit as m; print(m.__file__)')" \\
+        "$(python -c 'import pipeline.cli.spark_submit as m; print(m.__file__)')" \\
         ingest /shared/logs --out /shared/dataset --engine spark
 """
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Verify a dataset deeply: what `farkle-logs dataset check` reports and what `repair` relies
 on to call a snapshot complete.
 
-`open_dataset` (pipeline/dataset_check.py) is the cheap check every reader pays: pointer,
+`open_dataset` (pipeline/dataset/layout.py) is the cheap check every reader pays: pointer,
 manifest, listed files exist. This module also opens every listed file as Parquet, compares
-its schema with the table's contract (pipeline.tables), counts rows from the footers, and
+its schema with the table's contract (pipeline.dataset.tables), counts rows from the footers, and
 cross-checks the counts the manifest recorded at ingest. With `full`, it reads every row,
 which finds damage inside a file that a footer cannot show. It never writes.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.dataset_check import (
+from pipeline.dataset.layout import (
     CURRENT_LINK,
     DAMAGED,
     MANIFEST,
@@ -27,7 +27,7 @@ from pipeline.dataset_check import (
     parse_json,
     read_pointer,
 )
-from pipeline.tables import TABLES
+from pipeline.dataset.tables import TABLES
 
 
 @dataclass

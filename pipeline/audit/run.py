@@ -10,15 +10,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from pipeline import finding_store
-from pipeline.finding_store import FindingStore
-from pipeline.inputs import InputSource
+from pipeline.audit import finding_store
+from pipeline.audit.finding_store import FindingStore
+from pipeline.reader.inputs import InputSource
 from pipeline.limits import MAX_LINE_BYTES
 from pipeline.model import BadLine, Event, FileProblem, Finding, GameResult
 from pipeline.reader import read_events
 from pipeline.replay import Replayer, TraceStep
 from pipeline.rules import Ruleset
-from pipeline.scoresheet import SheetProblem, compare_sheet, parse_sheet
+from pipeline.audit.scoresheet import SheetProblem, compare_sheet, parse_sheet
 
 
 @dataclass
@@ -103,7 +103,7 @@ def audit_sources(
     """Audit input sources: the same report as `audit_stream(read_events(sources))`
     (lines over `max_line_bytes` are bad_json rejects either way).
 
-    Plain audits take the two-pass fast path (`pipeline.audit_fast`); standard input (read
+    Plain audits take the two-pass fast path (`pipeline.audit.fast`); standard input (read
     once), a scoresheet (every game's turns) or a game filter take the one-pass reference
     path, as does FARKLE_LOGS_REPLAY=reference. `on_item(n)` is told of every n lines read.
     """
@@ -113,7 +113,7 @@ def audit_sources(
         advance = (lambda: on_item(1)) if on_item is not None else None
         return audit_stream(read_events(sources, on_problem=on_problem, max_line_bytes=max_line_bytes), rules,
                             games=games, sheet=sheet, trace=trace, on_item=advance)
-    from pipeline import audit_fast
+    from pipeline.audit import fast as audit_fast
 
     problems: list[FileProblem] = []  # told once pass 1 is through (a reference pass would tell them again)
     try:

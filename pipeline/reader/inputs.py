@@ -15,7 +15,7 @@ Decisions where log-format.md is silent:
   (`.name`) and special files are not read, with one notice for each kind; a glob such as
   `logs/**/*.jsonl` reaches deeper. A file named on the command line or matched by a glob
   is read whatever its name.
-- Every regular file is sniffed first (pipeline/sniff.py, its first 64 KiB): one that is
+- Every regular file is sniffed first (pipeline/reader/sniff.py, its first 64 KiB): one that is
   not JSON Lines at all (a CSV, HTML, Parquet, a README) is not read, with one notice
   saying what it looks like, instead of one bad_json finding per line. A file that starts
   like JSON Lines is read even if bad lines follow: those are findings as always. An empty
@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterable
 
 from pipeline.model import FileProblem
-from pipeline.sniff import sniff_file
+from pipeline.reader.sniff import sniff_file
 
 STDIN_SPEC = "-"
 STDIN_NAME = "<stdin>"

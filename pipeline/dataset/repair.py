@@ -7,7 +7,7 @@ that filled during a copy, a file deleted by hand). Snapshots are complete on th
 consistent dataset: it lacks only the ingests that came after it.
 
 Repair changes as little as it can and deletes nothing. It takes the ingest lock, picks the
-newest snapshot whose manifest and files verify (pipeline.dataset_verify) -- at most the
+newest snapshot whose manifest and files verify (pipeline.dataset.verify) -- at most the
 one the pointer names, when the pointer is readable: snapshots above it were never
 committed --, moves the snapshots above that one into `.damaged/` (out of ingest's way,
 for the user to inspect or delete), writes the pointer the way a commit does, and
@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pipeline.dataset_check import (
+from pipeline.dataset.layout import (
     DAMAGED,
     POINTER,
     SNAPSHOTS,
@@ -33,8 +33,8 @@ from pipeline.dataset_check import (
     read_pointer,
     snapshot_manifest_path,
 )
-from pipeline.dataset_verify import newest_complete_snapshot, snapshot_numbers, verify_snapshot
-from pipeline.ingest.store import StoreError, _write_json, acquire_lock, describe_os_error, point_links
+from pipeline.dataset.verify import newest_complete_snapshot, snapshot_numbers, verify_snapshot
+from pipeline.dataset.store import StoreError, _write_json, acquire_lock, describe_os_error, point_links
 
 
 @dataclass

@@ -25,7 +25,7 @@ caller then runs.
 
 Inputs are read twice, so standard input (readable once) is audited in one reference
 pass instead; so are audits with a scoresheet (which needs every game's turns) or a game
-filter (see `pipeline.audit.audit_sources`).
+filter (see `pipeline.audit.run.audit_sources`).
 
 Memory: pass 1 holds one row of integers per game and per seat, the results of clean
 games, the line numbers of bad lines and, per block read, the slots of the games met in it
@@ -48,9 +48,11 @@ from typing import BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
-from pipeline import audit_spawn, finding_store
-from pipeline.finding_store import FindingStore
-from pipeline.inputs import InputSource
+from pipeline.audit import finding_store
+
+from pipeline.audit import spawn as audit_spawn
+from pipeline.audit.finding_store import FindingStore
+from pipeline.reader.inputs import InputSource
 from pipeline.limits import MAX_LINE_BYTES
 from pipeline.model import BadLine, Event, FileProblem, GameResult
 from pipeline.reader import iter_lines, parse_line
@@ -422,7 +424,7 @@ def _region_worker(source: InputSource, start: int, default_rules: Ruleset, max_
 def _scan_shared(source: InputSource, default_rules: Ruleset, max_line_bytes: int,
                  give_up: bool = False) -> ScanSummary | None:
     """One large plain file scanned by this process and one spawned worker (see _Regions;
-    the worker pre-started by the command if it was, pipeline.audit_spawn); None where it
+    the worker pre-started by the command if it was, pipeline.audit.spawn); None where it
     cannot be (too small, not plain, the worker failed: scan in one process)."""
     worker = audit_spawn.take(source, default_rules, max_line_bytes, give_up, min_bytes=PARALLEL_MIN_BYTES,
                               first_share=FIRST_SHARE, block=BLOCK)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pipeline.tables import DATASET_VERSION, TABLES
+from pipeline.dataset.tables import DATASET_VERSION, TABLES
 
 FORMAT = "farkle-logs"
 POINTER = "_current.json"  # the commit point: written last, atomically

@@ -1,4 +1,4 @@
-"""Records → Arrow tables with the exact schemas of pipeline.tables, a column at a time.
+"""Records → Arrow tables with the exact schemas of pipeline.dataset.tables, a column at a time.
 
 Per-record Python is the cost of ingest, so nothing here loops over a record more than
 once per column: each column is one list comprehension (or a C-level `map`), and types,
@@ -14,9 +14,9 @@ import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import tables
+from pipeline.dataset import tables
 from pipeline.model import BadLine, DecisionRecord, Event, Finding, GameResult, RollRecord, TurnRecord
-from pipeline.reader.timestamps import to_utc_array as timestamps  # the one text -> UTC conversion
+from pipeline.dataset.timestamps import to_utc_array as timestamps
 
 RAW_LIMIT = 64 * 1024  # rejects.raw keeps at most this many characters of a line
 

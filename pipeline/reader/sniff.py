@@ -3,7 +3,7 @@
 A scoresheet CSV, a README, a Parquet file or a saved report passed as a log used to become
 hundreds of `bad_json` findings, one per line, burying the one thing the user needs to
 hear: this is not a log. `sniff_file` reads at most SNIFF_BYTES (decompressing gzip) and
-says what the file looks like; `pipeline.inputs` calls it for every regular file before
+says what the file looks like; `pipeline.reader.inputs` calls it for every regular file before
 audit or ingest reads it, so both skip such a file with one sentence instead.
 
 The test is deliberately lenient towards logs: a file is JSON Lines as soon as one of its

@@ -22,7 +22,7 @@ snapshot and the staging files, which no pointer ever named).
 
 A directory that holds snapshots but no usable pointer is damaged, never "a new dataset":
 ingesting into it as new would drop what it holds. `Store.open` refuses it with the way out
-(`farkle-logs dataset repair`, pipeline/dataset_repair.py).
+(`farkle-logs dataset repair`, pipeline/dataset/repair.py).
 
 Every problem of the filesystem (read-only, full, permissions) before the commit point is a
 StoreError naming the path and the cause, with the previous snapshot intact; after the
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.dataset_check import (
+from pipeline.dataset.layout import (
     CURRENT_LINK,
     FORMAT,
     LOCK,
@@ -58,7 +58,7 @@ from pipeline.dataset_check import (
     read_pointer,
     snapshot_manifest_path,
 )
-from pipeline.tables import DATASET_VERSION, TABLES
+from pipeline.dataset.tables import DATASET_VERSION, TABLES
 
 CURRENT = CURRENT_LINK  # the old name, kept for callers
 LINKS = (MANIFEST, *TABLES)  # DATASET/<name> -> .current/<name>

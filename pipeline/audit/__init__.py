@@ -1,0 +1,1 @@
+"""Audit: replay logs to findings and results, the fast two-pass path, stored findings and scoresheets."""
