@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_OUT ?= demo_out
 
-.PHONY: demo test install clean bench bench-all bench-ratios fuzz
+.PHONY: demo test lint install clean bench bench-all bench-ratios fuzz
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -18,7 +18,11 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
-test: $(STAMP)
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: $(STAMP) lint
 	$(BIN)/python -m pytest
 
 demo: $(STAMP)

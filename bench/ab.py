@@ -9,6 +9,7 @@ the median wall and CPU seconds (children included) per checkout. For a change's
 a busy machine, compare CPU more than wall. Every issue-12 figure against the baseline is
 bench/ratios.py; this is for "did this step help".
 """
+
 from __future__ import annotations
 
 import os

@@ -9,6 +9,7 @@ cannot go below), (b) the reader plus the replay engine with findings only (what
 and decision records (what ingest asks of it). Prints events/s and each ratio to (a).
 Speed is quoted as ratios: this machine is shared and noisy.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,18 +61,26 @@ def main() -> None:
         events = 0
         gc.disable()  # as ingest does: decoded objects would be rescanned again and again
         for _ in range(args.runs):
-            for name, fn in (("read", lambda: read_only(log)), ("audit", lambda: replay(log, False)),
-                             ("records", lambda: replay(log, True))):
+            for name, fn in (
+                ("read", lambda: read_only(log)),
+                ("audit", lambda: replay(log, False)),
+                ("records", lambda: replay(log, True)),
+            ):
                 start = time.perf_counter()
                 events = fn()
                 timings[name].append(time.perf_counter() - start)
                 gc.collect()
         best = {k: min(v) for k, v in timings.items()}
         print(f"log: {log} ({events:,} lines)")
-        for name, label in (("read", "(a) read + validate only"), ("audit", "(b) read + replay, findings"),
-                            ("records", "(c) read + replay + records")):
-            print(f"{label:32} {best[name]:7.2f} s  {events / best[name]:>10,.0f} events/s  "
-                  f"{best[name] / best['read']:.2f}x (a)")
+        for name, label in (
+            ("read", "(a) read + validate only"),
+            ("audit", "(b) read + replay, findings"),
+            ("records", "(c) read + replay + records"),
+        ):
+            print(
+                f"{label:32} {best[name]:7.2f} s  {events / best[name]:>10,.0f} events/s  "
+                f"{best[name] / best['read']:.2f}x (a)"
+            )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ table, as a real dataset has), then alternates, `--runs` times each:
 Prints medians and each as a ratio to the baseline. The machine is shared: alternate runs,
 read the medians.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,9 +44,23 @@ def build(root: Path, games: int, ingests: int) -> Path:
     logs = root / "logs"
     logs.mkdir()
     for i in range(ingests):
-        subprocess.run([sys.executable, "-m", "pipeline.cli", "simulate", "-n", str(games // ingests), "-s",
-                        str(i + 1), "-o", str(logs / f"part{i}.jsonl")], cwd=ROOT, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pipeline.cli",
+                "simulate",
+                "-n",
+                str(games // ingests),
+                "-s",
+                str(i + 1),
+                "-o",
+                str(logs / f"part{i}.jsonl"),
+            ],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
     ds = root / "ds"
     for i in range(ingests):
         ingest([str(logs / f"part{i}.jsonl")], ds)
@@ -77,8 +92,13 @@ def main() -> None:
             con.execute(QUERY, {"rolls": d.duckdb_paths("rolls")}).fetchall()
             con.execute(COUNT, {"events": d.duckdb_paths("events")}).fetchall()
 
-        cases = {"baseline (glob)": baseline, "listed (manifest)": listed, "open_dataset": lambda: open_dataset(ds),
-                 "dataset check": lambda: check_dataset(ds), "dataset check --full": lambda: check_dataset(ds, full=True)}
+        cases = {
+            "baseline (glob)": baseline,
+            "listed (manifest)": listed,
+            "open_dataset": lambda: open_dataset(ds),
+            "dataset check": lambda: check_dataset(ds),
+            "dataset check --full": lambda: check_dataset(ds, full=True),
+        }
         times: dict[str, list[float]] = {name: [] for name in cases}
         for _ in range(args.runs):
             for name, fn in cases.items():

@@ -18,6 +18,7 @@ The machines are noisy (other jobs share the two cores): compare ratios from one
 this script, not absolute numbers across days. `--events 20000000` checks peak RSS at
 20 M events (about 2.3 GB of JSONL; ~10 minutes).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,8 +57,13 @@ def _simulate(path: Path, games: int, seed: int) -> None:
     cli = [sys.executable, "-c", "from pipeline.cli.main import app; app()"]
     has_cmd = subprocess.run(cli + ["simulate", "--help"], capture_output=True, cwd=ROOT).returncode == 0
     if has_cmd:
-        subprocess.run(cli + ["simulate", "--games", str(games), "--seed", str(seed), "--out", str(path)],
-                       check=True, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            cli + ["simulate", "--games", str(games), "--seed", str(seed), "--out", str(path)],
+            check=True,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     else:
         from pipeline.simulate import simulate as run
 
@@ -133,13 +139,26 @@ def main() -> None:
     try:
         t = time.perf_counter()
         lines = simulate(log, args.events, args.seed)
-        print(f"simulated {lines:,} lines, {log.stat().st_size / 1e6:,.0f} MB in {time.perf_counter() - t:.1f} s: {log}")
+        print(
+            f"simulated {lines:,} lines, {log.stat().st_size / 1e6:,.0f} MB in {time.perf_counter() - t:.1f} s: {log}"
+        )
         ingest_runs, duck_runs = [], []
         for run in range(args.runs):
             ds = work / f"ds-{run}"
             shutil.rmtree(ds, ignore_errors=True)
-            a = timed([sys.executable, "-c", "from pipeline.cli.main import app; app()",
-                       "ingest", str(log), "--out", str(ds), "--format", "json"])
+            a = timed(
+                [
+                    sys.executable,
+                    "-c",
+                    "from pipeline.cli.main import app; app()",
+                    "ingest",
+                    str(log),
+                    "--out",
+                    str(ds),
+                    "--format",
+                    "json",
+                ]
+            )
             summary = json.loads(a["stdout"])
             a["events"] = summary["events"]
             ingest_runs.append(a)
@@ -148,8 +167,11 @@ def main() -> None:
             b = timed([sys.executable, "-c", DUCKDB_SCRIPT, str(log), str(parquet)])
             duck_runs.append(b)
             parquet.unlink(missing_ok=True)
-            print(f"run {run + 1}: ingest {a['wall']:.2f} s ({a['rss_mib']:.0f} MiB), "
-                  f"duckdb {b['wall']:.2f} s ({b['rss_mib']:.0f} MiB)", flush=True)
+            print(
+                f"run {run + 1}: ingest {a['wall']:.2f} s ({a['rss_mib']:.0f} MiB), "
+                f"duckdb {b['wall']:.2f} s ({b['rss_mib']:.0f} MiB)",
+                flush=True,
+            )
         events = ingest_runs[0]["events"]
 
         def med(runs, key):
@@ -160,8 +182,10 @@ def main() -> None:
         print(f"{'':34} {'wall s':>8} {'cpu s':>8} {'events/s':>12} {'peak RSS':>10} {'all procs':>10}")
         for name, runs in rows:
             wall = med(runs, "wall")
-            print(f"{name:34} {wall:8.2f} {med(runs, 'cpu'):8.2f} {events / wall:12,.0f} "
-                  f"{med(runs, 'rss_mib'):6.0f} MiB {med(runs, 'tree_rss_mib'):6.0f} MiB")
+            print(
+                f"{name:34} {wall:8.2f} {med(runs, 'cpu'):8.2f} {events / wall:12,.0f} "
+                f"{med(runs, 'rss_mib'):6.0f} MiB {med(runs, 'tree_rss_mib'):6.0f} MiB"
+            )
         ratio = med(ingest_runs, "wall") / med(duck_runs, "wall")
         cpu_ratio = med(ingest_runs, "cpu") / med(duck_runs, "cpu")
         print(f"ratio (a)/(b): {ratio:.2f}x wall, {cpu_ratio:.2f}x cpu (target: <= 1.5x wall)")

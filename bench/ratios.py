@@ -28,6 +28,7 @@ process tree's summed RSS (ingest may run several processes). DS is --dataset, e
 dataset the first timed ingest wrote (or one untimed ingest when ingest is not asked for).
 Nothing is written to the repository: everything goes to --work (a temporary directory).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -107,14 +108,27 @@ def _keep_first_dataset(ctx: Context, cmd: list[str]) -> None:
 FIGURES: dict[str, Figure] = {
     f.name: f
     for f in (
-        Figure("baseline", lambda c: [sys.executable, "-c", BASELINE_SCRIPT, str(c.log), str(c.fresh("baseline")) + ".parquet"],
-               cleanup=lambda c, cmd: Path(cmd[-1]).unlink(missing_ok=True)),
-        Figure("ingest", lambda c: c.cli + ["ingest", str(c.log), "--out", str(c.fresh("ingest")), "--format", "json"],
-               ratio_goal=1.5, memory_goal=GIB, cleanup=_keep_first_dataset),
+        Figure(
+            "baseline",
+            lambda c: [sys.executable, "-c", BASELINE_SCRIPT, str(c.log), str(c.fresh("baseline")) + ".parquet"],
+            cleanup=lambda c, cmd: Path(cmd[-1]).unlink(missing_ok=True),
+        ),
+        Figure(
+            "ingest",
+            lambda c: c.cli + ["ingest", str(c.log), "--out", str(c.fresh("ingest")), "--format", "json"],
+            ratio_goal=1.5,
+            memory_goal=GIB,
+            cleanup=_keep_first_dataset,
+        ),
         Figure("audit", lambda c: c.cli + ["audit", str(c.log), "--format", "json"], ratio_goal=1.0),
         Figure("stats", _stats_command(lambda c: c.dataset), ratio_goal=0.5, memory_goal=GIB),
-        Figure("report", lambda c: c.cli + ["report", str(c.dataset), "--out", str(c.fresh("report")) + ".html"],
-               ratio_goal=1.5, memory_goal=GIB, cleanup=lambda c, cmd: Path(cmd[-1]).unlink(missing_ok=True)),
+        Figure(
+            "report",
+            lambda c: c.cli + ["report", str(c.dataset), "--out", str(c.fresh("report")) + ".html"],
+            ratio_goal=1.5,
+            memory_goal=GIB,
+            cleanup=lambda c, cmd: Path(cmd[-1]).unlink(missing_ok=True),
+        ),
         Figure("help", lambda c: c.cli + ["--help"], seconds_goal=0.25),
         Figure("score", lambda c: c.cli + ["score", "1", "5"], seconds_goal=0.25),
         Figure("stats@scale", _stats_command(lambda c: c.scale_dataset), memory_goal=GIB),
@@ -187,8 +201,12 @@ def run_rounds(ctx: Context, names: list[str], rounds: int, verbose: bool) -> di
                 fig.cleanup(ctx, cmd)
             results[name].append(run)
             if verbose:
-                print(f"  round {r + 1} {name:12s} {run.wall:7.2f} s  cpu {run.cpu:7.2f} s  "
-                      f"{run.tree_rss / 2**20:6.0f} MiB", file=sys.stderr, flush=True)
+                print(
+                    f"  round {r + 1} {name:12s} {run.wall:7.2f} s  cpu {run.cpu:7.2f} s  "
+                    f"{run.tree_rss / 2**20:6.0f} MiB",
+                    file=sys.stderr,
+                    flush=True,
+                )
     return results
 
 
@@ -212,11 +230,19 @@ def summarise(results: dict[str, list[Run]]) -> list[dict]:
         if fig.memory_goal is not None:
             goals.append(f"<= {fig.memory_goal / GIB:g} GiB")
             ok &= mem <= fig.memory_goal
-        rows.append({
-            "figure": name, "wall_median": wall, "wall_min": min(r.wall for r in runs),
-            "cpu_median": cpu, "ratio": ratio, "cpu_ratio": cpu / base_cpu,
-            "peak_rss_mib": mem / 2**20, "goal": ", ".join(goals), "met": ok if goals else None,
-        })
+        rows.append(
+            {
+                "figure": name,
+                "wall_median": wall,
+                "wall_min": min(r.wall for r in runs),
+                "cpu_median": cpu,
+                "ratio": ratio,
+                "cpu_ratio": cpu / base_cpu,
+                "peak_rss_mib": mem / 2**20,
+                "goal": ", ".join(goals),
+                "met": ok if goals else None,
+            }
+        )
     if "stats@scale" in results and "stats" in results:
         scale = statistics.median(r.wall for r in results["stats@scale"])
         stats = statistics.median(r.wall for r in results["stats"])
@@ -246,8 +272,12 @@ def main() -> None:
     parser.add_argument("--log", type=Path, default=DEFAULT_LOG, help="the JSONL log (default: %(default)s)")
     parser.add_argument("--dataset", type=Path, help="dataset for stats/report (default: ingest the log)")
     parser.add_argument("--scale-dataset", type=Path, help="a larger dataset: adds the stats@scale figure")
-    parser.add_argument("--only", nargs="+", choices=[n for n in FIGURES if n != "baseline"],
-                        help="figures to measure (default: all; the baseline always runs)")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=[n for n in FIGURES if n != "baseline"],
+        help="figures to measure (default: all; the baseline always runs)",
+    )
     parser.add_argument("--runs", type=int, default=3, help="rounds (default: %(default)s)")
     parser.add_argument("--work", type=Path, help="work directory (default: a temporary one, removed)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -297,16 +327,19 @@ def main() -> None:
         print(f"log {info['log']}; dataset {info['dataset']} ({info['dataset_events'] or '?'} events)")
         if ctx.scale_dataset:
             print(f"scale dataset {info['scale_dataset']} ({info['scale_dataset_events'] or '?'} events)")
-        print(f"median of {args.runs} alternating runs, {info['cores']} cores, load average "
-              f"{info['load_before'][0]:.1f} before, {info['load_after'][0]:.1f} after")
-        print(f"{'figure':12} {'wall s':>8} {'min s':>8} {'cpu s':>8} {'x base':>7} {'cpu x':>6} "
-              f"{'peak MiB':>9}  goal")
+        print(
+            f"median of {args.runs} alternating runs, {info['cores']} cores, load average "
+            f"{info['load_before'][0]:.1f} before, {info['load_after'][0]:.1f} after"
+        )
+        print(f"{'figure':12} {'wall s':>8} {'min s':>8} {'cpu s':>8} {'x base':>7} {'cpu x':>6} {'peak MiB':>9}  goal")
         for row in rows:
             verdict = {True: "met", False: "NOT met", None: ""}[row["met"]]
             extra = f" ({row['vs_stats']:.1f}x stats)" if "vs_stats" in row else ""
-            print(f"{row['figure']:12} {row['wall_median']:8.2f} {row['wall_min']:8.2f} {row['cpu_median']:8.2f} "
-                  f"{row['ratio']:6.2f}x {row['cpu_ratio']:5.2f}x {row['peak_rss_mib']:9.0f}  "
-                  f"{row['goal']} {verdict}{extra}")
+            print(
+                f"{row['figure']:12} {row['wall_median']:8.2f} {row['wall_min']:8.2f} {row['cpu_median']:8.2f} "
+                f"{row['ratio']:6.2f}x {row['cpu_ratio']:5.2f}x {row['peak_rss_mib']:9.0f}  "
+                f"{row['goal']} {verdict}{extra}"
+            )
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

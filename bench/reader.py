@@ -12,6 +12,7 @@ and prints lines/s, µs/line and the ratio to the baseline. The garbage collecto
 while timing, as ingest runs it (performance-facts.md: it doubles the cost of holding
 decoded objects), and the results are consumed without being kept.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,34 +42,77 @@ def generate(n_lines: int, seed: int = 7) -> list[bytes]:
         clock = 1_767_225_600 + game * 600
 
         def ts() -> str:
-            return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(clock + seq)) + f".{seq % 1000:03d}Z"
+            return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(clock + seq)) + f".{seq % 1000:03d}Z"  # noqa: B023
 
-        lines.append(encode({"game_id": gid, "seq": seq, "type": "game_start", "players": players,
-                             "rules": "standard", "ts": ts()}))
+        lines.append(
+            encode(
+                {"game_id": gid, "seq": seq, "type": "game_start", "players": players, "rules": "standard", "ts": ts()}
+            )
+        )
         totals = dict.fromkeys(players, 0)
         for turn in range(rng.randint(20, 60)):
             player = players[turn % len(players)]
             points = 0
             for _ in range(rng.randint(1, 3)):
                 seq += 1
-                lines.append(encode({"game_id": gid, "seq": seq, "type": "roll", "player": player,
-                                     "dice": [rng.randint(1, 6) for _ in range(rng.randint(1, 6))],
-                                     "ts": ts()}))
+                lines.append(
+                    encode(
+                        {
+                            "game_id": gid,
+                            "seq": seq,
+                            "type": "roll",
+                            "player": player,
+                            "dice": [rng.randint(1, 6) for _ in range(rng.randint(1, 6))],
+                            "ts": ts(),
+                        }
+                    )
+                )
                 seq += 1
                 points += 100
-                lines.append(encode({"game_id": gid, "seq": seq, "type": "keep", "player": player,
-                                     "dice": [1], "points": 100, "ts": ts()}))
+                lines.append(
+                    encode(
+                        {
+                            "game_id": gid,
+                            "seq": seq,
+                            "type": "keep",
+                            "player": player,
+                            "dice": [1],
+                            "points": 100,
+                            "ts": ts(),
+                        }
+                    )
+                )
             seq += 1
             if rng.random() < 0.2:
-                lines.append(encode({"game_id": gid, "seq": seq, "type": "farkle", "player": player,
-                                     "ts": ts()}))
+                lines.append(encode({"game_id": gid, "seq": seq, "type": "farkle", "player": player, "ts": ts()}))
             else:
                 totals[player] += points
-                lines.append(encode({"game_id": gid, "seq": seq, "type": "bank", "player": player,
-                                     "points": points, "total": totals[player], "ts": ts()}))
+                lines.append(
+                    encode(
+                        {
+                            "game_id": gid,
+                            "seq": seq,
+                            "type": "bank",
+                            "player": player,
+                            "points": points,
+                            "total": totals[player],
+                            "ts": ts(),
+                        }
+                    )
+                )
         seq += 1
-        lines.append(encode({"game_id": gid, "seq": seq, "type": "game_end",
-                             "winner": max(totals, key=totals.get), "scores": totals, "ts": ts()}))
+        lines.append(
+            encode(
+                {
+                    "game_id": gid,
+                    "seq": seq,
+                    "type": "game_end",
+                    "winner": max(totals, key=totals.get),
+                    "scores": totals,
+                    "ts": ts(),
+                }
+            )
+        )
     return lines[:n_lines]
 
 
@@ -116,15 +160,24 @@ def main() -> None:
             return lambda: deque(read_events([InputSource(str(path), path=path)]), maxlen=0)
 
         bad = sum(type(parse_line(raw, "b", 1)).__name__ != "Event" for raw in lines)
-        print(f"{len(lines):,} lines, {len(data) / 1e6:.1f} MB ({packed.stat().st_size / 1e6:.1f} MB gzip), "
-              f"{bad} not valid events; best of {args.runs}, gc off")
-        fns = {"baseline msgspec decode": baseline, "parse_line": parse,
-               "read_events plain": read(plain), "read_events gzip": read(packed)}
+        print(
+            f"{len(lines):,} lines, {len(data) / 1e6:.1f} MB ({packed.stat().st_size / 1e6:.1f} MB gzip), "
+            f"{bad} not valid events; best of {args.runs}, gc off"
+        )
+        fns = {
+            "baseline msgspec decode": baseline,
+            "parse_line": parse,
+            "read_events plain": read(plain),
+            "read_events gzip": read(packed),
+        }
         times = best_of(args.runs, fns)
         floor = times["baseline msgspec decode"]
         for label, seconds in times.items():
-            print(f"{label:24} {len(lines) / seconds / 1e6:6.2f} M lines/s  "
-                  f"{seconds / len(lines) * 1e6:5.2f} µs/line  {seconds / floor:4.2f}x baseline")
+            print(
+                f"{label:24} {len(lines) / seconds / 1e6:6.2f} M lines/s  "
+                f"{seconds / len(lines) * 1e6:5.2f} µs/line  {seconds / floor:4.2f}x baseline"
+            )
+
 
 if __name__ == "__main__":
     main()

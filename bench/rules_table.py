@@ -14,6 +14,7 @@ and times one exact `farkle_probability(6, rules)` (6^6 = 46,656 rolls), both fr
     .venv/bin/python bench/rules_table.py                  # defaults below
     .venv/bin/python bench/rules_table.py --keeps 20000 --repeat 1 --rules playmonster
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,7 +33,9 @@ def random_keeps(n: int, seed: int) -> list[tuple[int, ...]]:
     return [tuple(rnd.randint(1, 6) for _ in range(rnd.randint(1, 6))) for _ in range(n)]
 
 
-def best_of_interleaved(repeat: int, variants: dict[str, tuple[Callable[[], object], Callable[[], object]]]) -> dict[str, float]:
+def best_of_interleaved(
+    repeat: int, variants: dict[str, tuple[Callable[[], object], Callable[[], object]]]
+) -> dict[str, float]:
     """Best time of each variant's (untimed setup, timed run), the rounds interleaved so load
     on a shared machine hits every variant alike."""
     best = {name: float("inf") for name in variants}
@@ -122,8 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold-keeps", type=int, default=2_000, help="keeps for the cold search (default 2000)")
     parser.add_argument("--repeat", type=int, default=3, help="best of this many runs (default 3)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--rules", action="append", help="ruleset name or inline JSON; repeatable "
-                        "(default: standard and playmonster)")
+    parser.add_argument(
+        "--rules", action="append", help="ruleset name or inline JSON; repeatable (default: standard and playmonster)"
+    )
     args = parser.parse_args(argv)
     specs = args.rules or ["standard", "playmonster"]
     keeps = random_keeps(args.keeps, args.seed)

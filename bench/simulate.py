@@ -14,6 +14,7 @@ and prints events/s for each, the ratio to the baseline, and the process's peak 
     .venv/bin/python bench/simulate.py                 # 6,250 games, about 2 M events
     .venv/bin/python bench/simulate.py --games 500 --repeat 1
 """
+
 from __future__ import annotations
 
 import argparse

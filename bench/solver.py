@@ -14,6 +14,7 @@ hits every ruleset alike; the best of `--repeat` rounds is shown.
     .venv/bin/python bench/solver.py
     .venv/bin/python bench/solver.py --repeat 5 --rules '{"single_five": 10}'
 """
+
 from __future__ import annotations
 
 import argparse
@@ -73,8 +74,10 @@ def main(argv: list[str] | None = None) -> int:
             for k, v in one_round(rules).items():
                 best[i][k] = min(v, best[i].get(k, float("inf")))
     print(f"python {sys.version.split()[0]}; best of {args.repeat} interleaved rounds; times in seconds")
-    print(f"{'ruleset':<48} {'grid':>4} {'cap':>6} {'table':>6} {'moves':>6} {'solve':>6} {'cold':>6} "
-          f"{'solve/table':>11}  EV not opened / opened")
+    print(
+        f"{'ruleset':<48} {'grid':>4} {'cap':>6} {'table':>6} {'moves':>6} {'solve':>6} {'cold':>6} "
+        f"{'solve/table':>11}  EV not opened / opened"
+    )
     for spec, rules, t in zip(specs, rulesets, best):
         p = solve_uncached(rules)
         print(

@@ -12,6 +12,7 @@ Prints per command the median wall seconds (Spark's JVM start included), the ing
 seconds from its JSON summary (session start excluded), events/s by each, and the ratio of
 wall seconds to the baseline's. The machines are shared: compare ratios from one run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,10 +45,36 @@ def main() -> None:
     commands = {
         "baseline (duckdb)": lambda n: [sys.executable, "-c", DUCKDB_SCRIPT, str(log), str(work / f"b{n}.parquet")],
         "local": lambda n: CLI + ["ingest", str(log), "--out", str(work / f"l{n}"), "-f", "json"],
-        "spark local[1]": lambda n: CLI + ["ingest", str(log), "--out", str(work / f"s1-{n}"), "-f", "json",
-                                           "--engine", "spark", "--spark-master", "local[1]"],
-        "spark local[2]": lambda n: CLI + ["ingest", str(log), "--out", str(work / f"s2-{n}"), "-f", "json",
-                                           "--engine", "spark", "--spark-master", "local[2]"],
+        "spark local[1]": lambda n: (
+            CLI
+            + [
+                "ingest",
+                str(log),
+                "--out",
+                str(work / f"s1-{n}"),
+                "-f",
+                "json",
+                "--engine",
+                "spark",
+                "--spark-master",
+                "local[1]",
+            ]
+        ),
+        "spark local[2]": lambda n: (
+            CLI
+            + [
+                "ingest",
+                str(log),
+                "--out",
+                str(work / f"s2-{n}"),
+                "-f",
+                "json",
+                "--engine",
+                "spark",
+                "--spark-master",
+                "local[2]",
+            ]
+        ),
     }
     results: dict[str, list[dict]] = {name: [] for name in commands}
     for n in range(args.runs):
@@ -63,8 +90,9 @@ def main() -> None:
     for name, runs in results.items():
         wall = statistics.median(r["wall"] for r in runs)
         own = statistics.median(r["seconds"] for r in runs)
-        print(f"{name:<18} {wall:>8.1f} {own:>9.1f} {events / wall:>10,.0f} {events / own:>12,.0f} "
-              f"{wall / base:>11.1f}")
+        print(
+            f"{name:<18} {wall:>8.1f} {own:>9.1f} {events / wall:>10,.0f} {events / own:>12,.0f} {wall / base:>11.1f}"
+        )
     if not args.dir:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -12,6 +12,7 @@ and prints each one's median and best in seconds, and its median as a ratio to `
 The goal (issue 12) is help and score at most 0.25 s; the ratios are what to compare
 between machines.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,9 @@ COMMANDS = {
 
 def wall(argv: list[str]) -> float:
     started = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
-                   env={**os.environ, "COLUMNS": "80"})
+    subprocess.run(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env={**os.environ, "COLUMNS": "80"}
+    )
     return time.perf_counter() - started
 
 

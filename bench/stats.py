@@ -14,6 +14,7 @@ in-process `pipeline.stats.compute` time for all sections, and the wall time of 
 CLI run `farkle-logs stats DATASET --format json` (process start to exit): medians of N
 interleaved runs, wall and CPU time (CPU is the figure to trust on a loaded shared machine).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -206,7 +207,9 @@ def main() -> None:
 
         def baseline() -> None:
             c = duckdb.connect()
-            c.execute(f"select count(*) from read_parquet('{root}/events/**/*.parquet', hive_partitioning = true)").fetchall()
+            c.execute(
+                f"select count(*) from read_parquet('{root}/events/**/*.parquet', hive_partitioning = true)"
+            ).fetchall()
             c.close()
 
         def in_process() -> None:

@@ -7,6 +7,7 @@ is a few hundred bytes, three levels deep) and documented in docs/reliability.md
 
 No imports: the reader, the input resolver and the ruleset loaders all read these.
 """
+
 from __future__ import annotations
 
 #: Longest line (bytes, decompressed, without the newline) that is parsed; longer lines are
@@ -30,8 +31,19 @@ def format_bytes(size: int) -> str:
     return f"{size} bytes"
 
 
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
-          "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "kb": 1 << 10,
+    "kib": 1 << 10,
+    "m": 1 << 20,
+    "mb": 1 << 20,
+    "mib": 1 << 20,
+    "g": 1 << 30,
+    "gb": 1 << 30,
+    "gib": 1 << 30,
+}
 
 
 def parse_size(text: str) -> int:
@@ -39,7 +51,7 @@ def parse_size(text: str) -> int:
     ValueError with a message for anything else, or for a size below 1 byte."""
     stripped = text.strip().replace("_", "")
     digits = stripped.rstrip("kKmMgGiIbB ")
-    unit = stripped[len(digits):].strip().lower()
+    unit = stripped[len(digits) :].strip().lower()
     if not (digits.isascii() and digits.isdigit()) or unit not in _UNITS:
         raise ValueError(f"{text!r} is not a size: give bytes, or a number with K, M or G (binary: 1M = 1 MiB)")
     size = int(digits) * _UNITS[unit]

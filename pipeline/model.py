@@ -4,6 +4,7 @@ One definition shared by the reader, the replay engine, the audit output, ingest
 simulator, so a field means the same thing everywhere. Replay may add fields to these
 records; renaming or removing one breaks ingest's Parquet schemas (pipeline/dataset/tables.py).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -11,6 +11,7 @@ This module must stay free of heavy imports: it is unpickled, and run, before th
 real code is imported. The worker's own arguments travel pickled as bytes for the same
 reason (unpickling them imports their classes' modules).
 """
+
 from __future__ import annotations
 
 import importlib

@@ -1,5 +1,6 @@
 """Shared by the store tests: a small dataset with two snapshots, and the CLI in a subprocess
 (the console script's own error handling, pipeline/cli/entry.py, only runs there)."""
+
 from __future__ import annotations
 
 import os
@@ -43,7 +44,9 @@ def two_snapshots(tmp_path: Path, name: str = "ds", n_games: int = 12) -> Built:
     return Built(ds, a, b, first.events, second.events)
 
 
-def farkle(*args: str | Path, stdout=subprocess.PIPE, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
+def farkle(
+    *args: str | Path, stdout=subprocess.PIPE, env: dict | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess:
     """`farkle-logs ARGS` in a subprocess, as a user runs it (python -m pipeline.cli)."""
     return subprocess.run(
         [sys.executable, "-m", "pipeline.cli", *map(str, args)],

@@ -3,6 +3,7 @@
 Lines go through the real reader (`parse_line`), so tests exercise the same path as the
 CLI. `seq` is numbered automatically; pass `seq=` to write a wrong one on purpose.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,15 @@ from pipeline.rules import Ruleset
 
 
 class Log:
-    def __init__(self, game_id: str = "g1", players=("ana", "bo"), rules: Any = "standard", file: str = "t.jsonl",
-                 start: bool = True, **extra):
+    def __init__(
+        self,
+        game_id: str = "g1",
+        players=("ana", "bo"),
+        rules: Any = "standard",
+        file: str = "t.jsonl",
+        start: bool = True,
+        **extra,
+    ):
         self.game_id = game_id
         self.file = file
         self.lines: list[str] = []
@@ -60,8 +68,7 @@ class Log:
     # -- common turns ---------------------------------------------------------------
     def opening_turn(self, player, total_before=0):
         """A clean 600-point turn: roll, keep three 6s, bank."""
-        return (self.roll(player, [6, 6, 6, 2, 3, 4]).keep(player, [6, 6, 6], 600)
-                .bank(player, 600, total_before + 600))
+        return self.roll(player, [6, 6, 6, 2, 3, 4]).keep(player, [6, 6, 6], 600).bank(player, 600, total_before + 600)
 
     def bust(self, player, **kw):
         return self.roll(player, [2, 2, 3, 3, 4, 6]).farkle(player, **kw)

@@ -4,6 +4,7 @@ Each generated game is legal under `standard` and its shape is recorded (turns, 
 keeps = decisions), so tests compare ingest's row counts with numbers that did not come
 from ingest or replay.
 """
+
 from __future__ import annotations
 
 import json

@@ -1,6 +1,7 @@
 """Randomly mangled games, shared by the replay tests (tests/test_replay_fuzz.py,
 tests/test_replay_fast.py): random edits of the kinds real logs suffer, applied to the
 events of simulated games."""
+
 from __future__ import annotations
 
 import json

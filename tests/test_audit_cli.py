@@ -1,4 +1,5 @@
 """`farkle-logs audit` end to end: inputs, formats, exit codes, golden outputs."""
+
 from __future__ import annotations
 
 import gzip
@@ -56,9 +57,16 @@ def test_game_split_across_a_plain_and_a_gzip_file_is_replayed_whole(tmp_path):
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
     assert payload["findings"] == []
-    assert payload["games"] == [{"game_id": "g1", "claimed": {"ana": 1200, "bo": 600},
-                                 "corrected": {"ana": 1200, "bo": 600}, "winner_claimed": ["ana"],
-                                 "winner_corrected": ["ana"], "complete": True}]
+    assert payload["games"] == [
+        {
+            "game_id": "g1",
+            "claimed": {"ana": 1200, "bo": 600},
+            "corrected": {"ana": 1200, "bo": 600},
+            "winner_claimed": ["ana"],
+            "winner_corrected": ["ana"],
+            "complete": True,
+        }
+    ]
     # In the wrong order the second part comes first: unknown game, then a seq gap is not
     # possible since those events were never replayed; the game misses its middle.
     reversed_order = json.loads(run(second, first, "--format", "json").output)
@@ -80,8 +88,18 @@ def test_stdin_and_findings_exit_1_with_json_fields(tmp_path):
     assert result.exit_code == 1
     findings = json.loads(result.output)["findings"]
     assert [f["code"] for f in findings] == ["scoring_error", "game_incomplete"]
-    assert list(findings[0]) == ["game_id", "seq", "file", "line", "player", "code", "severity", "message",
-                                 "claimed", "expected"]
+    assert list(findings[0]) == [
+        "game_id",
+        "seq",
+        "file",
+        "line",
+        "player",
+        "code",
+        "severity",
+        "message",
+        "claimed",
+        "expected",
+    ]
     assert findings[0]["file"] == "<stdin>" and findings[0]["line"] == 6
 
 
@@ -169,8 +187,7 @@ def test_text_output_shows_timeline_and_result(tmp_path):
     # target 1000: ana claimed 1100, but her dice were worth 750, so by the dice nobody has
     # won yet, and the text must not call ana the winner "by the dice" of a finished game
     assert "  winner claimed: ana\n" in out
-    assert ("by the dice nobody reached the target of 1,000: the game was not over (ana leads with 750)"
-            in flat(out))
+    assert "by the dice nobody reached the target of 1,000: the game was not over (ana leads with 750)" in flat(out)
     assert "winner by the dice" not in out
     assert max(len(line) for line in out.splitlines()) <= 80
 

@@ -6,6 +6,7 @@ on stdout and stderr and the same exit code, for every output format, on logs wi
 lines, blank lines, injected errors, interleaved and split games, gzip and several files,
 and when one large file is scanned as two byte ranges (the split point chosen small here).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -60,8 +61,10 @@ def test_sample_logs(monkeypatch):
 
 
 def test_injected_errors_interleaved_games(tmp_path, monkeypatch):
-    rules = (Ruleset.builtin("standard"), Ruleset.from_value({"base": "standard", "farkle_penalty": 500,
-                                                              "opening": 350, "min_bank": 300}))
+    rules = (
+        Ruleset.builtin("standard"),
+        Ruleset.from_value({"base": "standard", "farkle_penalty": 500, "opening": 350, "min_bank": 300}),
+    )
     log = simulated(tmp_path / "inj.jsonl", 60, 4, rules=rules, inject_rate=0.3, tables=4)
     code, _ = assert_same_audit([str(log)], monkeypatch)
     assert code == 1
@@ -70,11 +73,20 @@ def test_injected_errors_interleaved_games(tmp_path, monkeypatch):
 def test_lost_turn_ends_and_zero_point_rulesets(tmp_path, monkeypatch):
     """Dropped turn-ending lines (the lost-end rule: implied ends, missing_turn_end) and
     rulesets whose knobs make combinations worth 0 (not combinations): same output."""
-    rules = (Ruleset.from_value({"base": "standard", "single_five": 0, "three_pairs": 0}),
-             Ruleset.from_value({"base": "standard", "single_one": 0, "three_ones": 0, "farkle_penalty": 300}),
-             Ruleset.builtin("standard"))
-    log = simulated(tmp_path / "lost.jsonl", 60, 6, rules=rules, inject_rate=0.6, tables=3,
-                    inject_codes=("missing_turn_end", "seq_error", "non_scoring_kept", "false_farkle"))
+    rules = (
+        Ruleset.from_value({"base": "standard", "single_five": 0, "three_pairs": 0}),
+        Ruleset.from_value({"base": "standard", "single_one": 0, "three_ones": 0, "farkle_penalty": 300}),
+        Ruleset.builtin("standard"),
+    )
+    log = simulated(
+        tmp_path / "lost.jsonl",
+        60,
+        6,
+        rules=rules,
+        inject_rate=0.6,
+        tables=3,
+        inject_codes=("missing_turn_end", "seq_error", "non_scoring_kept", "false_farkle"),
+    )
     code, out = assert_same_audit([str(log)], monkeypatch)
     assert code == 1 and "missing_turn_end" in out
 
@@ -255,17 +267,38 @@ def test_mostly_bad_lines(tmp_path, monkeypatch):
     for i, line in enumerate(buffer.getvalue().decode().splitlines()):
         out.append(line)
         for _ in range(3):
-            out.append(rng.choice([
-                '{"game_id": "x", "seq": 1, "type": "roll", "dice": [1,2,%d' % i,
-                json.dumps({"game_id": f"ghost-{rng.randrange(5)}", "seq": 2, "type": "roll", "player": "a",
-                            "dice": [1, 2, 3, 4, 5, 6]}),
-                json.dumps({"game_id": "g", "seq": "x", "type": "bank"}),
-                json.dumps({"game_id": "g", "seq": 3, "type": "farkle", "player": "a", "ts": "yesterday"}),
-                json.dumps({"game_id": f"r{i}", "seq": 1, "type": "game_start", "players": ["a"],
-                            "rules": {"base": "nope"}}),
-                '{"game_id": "g", "seq": 1, "type": "farkle", "player": "a", "x": ' + "[" * 3000 + "]" * 3000 + "}",
-                '{"game_id": "g", "seq": 1, "deep": ' + '{"a":' * 3000 + "1" + "}" * 3001,
-            ]))
+            out.append(
+                rng.choice(
+                    [
+                        '{"game_id": "x", "seq": 1, "type": "roll", "dice": [1,2,%d' % i,
+                        json.dumps(
+                            {
+                                "game_id": f"ghost-{rng.randrange(5)}",
+                                "seq": 2,
+                                "type": "roll",
+                                "player": "a",
+                                "dice": [1, 2, 3, 4, 5, 6],
+                            }
+                        ),
+                        json.dumps({"game_id": "g", "seq": "x", "type": "bank"}),
+                        json.dumps({"game_id": "g", "seq": 3, "type": "farkle", "player": "a", "ts": "yesterday"}),
+                        json.dumps(
+                            {
+                                "game_id": f"r{i}",
+                                "seq": 1,
+                                "type": "game_start",
+                                "players": ["a"],
+                                "rules": {"base": "nope"},
+                            }
+                        ),
+                        '{"game_id": "g", "seq": 1, "type": "farkle", "player": "a", "x": '
+                        + "[" * 3000
+                        + "]" * 3000
+                        + "}",
+                        '{"game_id": "g", "seq": 1, "deep": ' + '{"a":' * 3000 + "1" + "}" * 3001,
+                    ]
+                )
+            )
     log = tmp_path / "bad.jsonl"
     log.write_text("\n".join(out) + "\n")
     assert_same_audit([str(log)], monkeypatch)
@@ -327,8 +360,7 @@ def test_line_limit_same_as_the_reader(tmp_path, monkeypatch):
     rejected = {}
     for limit in ([], ["--max-line-bytes", "300"], ["--max-line-bytes", str(2 << 20)]):
         _, out = assert_same_audit([*limit, str(log)], monkeypatch)  # csv, the last format
-        rejected[tuple(limit[1:])] = {int(row.split(",")[3]) for row in out.splitlines()[1:]
-                                      if ",bad_json," in row}
+        rejected[tuple(limit[1:])] = {int(row.split(",")[3]) for row in out.splitlines()[1:] if ",bad_json," in row}
     assert {41, 42} & rejected[()] == {42}  # 1.25 MiB: over the default 1 MiB
     assert {41, 42} <= rejected[("300",)]
     assert not {41, 42} & rejected[(str(2 << 20),)]
@@ -341,11 +373,14 @@ def test_audit_command_does_not_import_pandas(tmp_path):
     import sys
 
     log = simulated(tmp_path / "s.jsonl", 5, 3, inject_rate=0.3)
-    code = ("import sys\nfrom pipeline.cli import entry\nentry.AS_PROGRAM = True  # as main() marks the program\n"
-            "code = entry._run()\n"
-            "print('pandas' in sys.modules, code, file=sys.stderr)")
+    code = (
+        "import sys\nfrom pipeline.cli import entry\nentry.AS_PROGRAM = True  # as main() marks the program\n"
+        "code = entry._run()\n"
+        "print('pandas' in sys.modules, code, file=sys.stderr)"
+    )
     for fmt in FORMATS:
-        done = subprocess.run([sys.executable, "-c", code, "audit", str(log), "-f", fmt], capture_output=True,
-                              text=True, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", code, "audit", str(log), "-f", fmt], capture_output=True, text=True, check=False
+        )
         assert done.stderr.splitlines()[-1] == "False 1", done.stderr
         assert done.stdout

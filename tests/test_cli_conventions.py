@@ -4,6 +4,7 @@
 Start-up time itself is measured by bench/startup.py, never asserted here; what is tested
 is the behaviour that makes it fast: which modules a command imports.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -19,17 +20,41 @@ from typer.testing import CliRunner
 from pipeline.cli.main import app
 
 runner = CliRunner()
-HEAVY = ("duckdb", "polars", "pyarrow", "altair", "vl_convert", "pydantic", "rich", "msgspec",
-         "pipeline.replay", "pipeline.strategy", "pipeline.simulate", "pipeline.ingest", "pipeline.stats")
-COMMANDS = [["score"], ["rules"], ["rules", "list"], ["rules", "show"], ["audit"], ["ingest"], ["stats"],
-            ["simulate"], ["report"], ["dataset"], ["dataset", "check"], ["dataset", "repair"]]
+HEAVY = (
+    "duckdb",
+    "polars",
+    "pyarrow",
+    "altair",
+    "vl_convert",
+    "pydantic",
+    "rich",
+    "msgspec",
+    "pipeline.replay",
+    "pipeline.strategy",
+    "pipeline.simulate",
+    "pipeline.ingest",
+    "pipeline.stats",
+)
+COMMANDS = [
+    ["score"],
+    ["rules"],
+    ["rules", "list"],
+    ["rules", "show"],
+    ["audit"],
+    ["ingest"],
+    ["stats"],
+    ["simulate"],
+    ["report"],
+    ["dataset"],
+    ["dataset", "check"],
+    ["dataset", "repair"],
+]
 PYTHON_TYPE = re.compile(r"<(list\[|bool|str|int|float|text\||%Y|path)[^>]*>")
 
 
 def loaded_after(code: str) -> list[str]:
     """The HEAVY modules a fresh interpreter has loaded after running `code`."""
-    probe = (f"import sys\n{code}\n"
-             f"print([m for m in {HEAVY!r} if m in sys.modules])")
+    probe = f"import sys\n{code}\nprint([m for m in {HEAVY!r} if m in sys.modules])"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1].replace("'", '"'))
@@ -41,8 +66,7 @@ def test_importing_the_cli_loads_no_command_machinery():
 
 
 def test_help_and_score_run_without_the_heavy_machinery():
-    run_cli = ("from pipeline.cli.main import app\n"
-               "try:\n    app({argv})\nexcept SystemExit:\n    pass")
+    run_cli = "from pipeline.cli.main import app\ntry:\n    app({argv})\nexcept SystemExit:\n    pass"
     assert loaded_after(run_cli.format(argv=["--help"])) == []
     assert loaded_after(run_cli.format(argv=["audit", "--help"])) == []
     # score needs the rules engine and prints a plain line: no rich, no pydantic
@@ -59,22 +83,30 @@ def test_the_program_ingests_and_audits_without_pandas(tmp_path, command):
     pytest.importorskip("pandas")  # installed with the [spark] extra, as `make test` does
     log = Path(__file__).resolve().parent.parent / "sample_logs"
     args = [command, str(log)] + (["--out", str(tmp_path / "ds")] if command == "ingest" else [])
-    probe = ("import atexit, sys\n"
-             "atexit.register(lambda: print('PANDAS', 'pandas' in sys.modules, file=sys.stderr))\n"
-             "from pipeline.cli.entry import main\n"
-             f"sys.argv = ['farkle-logs', *{args!r}]\n"
-             "main()")
+    probe = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('PANDAS', 'pandas' in sys.modules, file=sys.stderr))\n"
+        "from pipeline.cli.entry import main\n"
+        f"sys.argv = ['farkle-logs', *{args!r}]\n"
+        "main()"
+    )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert done.returncode in (0, 1), done.stderr
     assert "PANDAS False" in done.stderr
-    library = ("import sys\n"
-               "from typer.testing import CliRunner\n"
-               "from pipeline.cli.main import app\n"
-               f"CliRunner().invoke(app, {args!r})\n"
-               "import importlib.util\n"
-               "print(importlib.util.find_spec('pandas') is not None and __import__('pandas') is not None)")
-    done = subprocess.run([sys.executable, "-c", library.replace(str(tmp_path / "ds"), str(tmp_path / "ds2"))],
-                          capture_output=True, text=True, timeout=300)
+    library = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from pipeline.cli.main import app\n"
+        f"CliRunner().invoke(app, {args!r})\n"
+        "import importlib.util\n"
+        "print(importlib.util.find_spec('pandas') is not None and __import__('pandas') is not None)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", library.replace(str(tmp_path / "ds"), str(tmp_path / "ds2"))],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.stdout.strip().splitlines()[-1] == "True", done.stderr
 
 
@@ -117,13 +149,16 @@ def test_simulate_help_lists_every_bot():
     assert BOTS_HELP.split(", ") == list(BOT_NAMES)
 
 
-@pytest.mark.parametrize("command", [
-    ["audit", "{missing}.jsonl"],
-    ["ingest", "{missing}.jsonl", "--out", "{tmp}/ds"],
-    ["stats", "{missing}"],
-    ["report", "{missing}", "-o", "{tmp}/r.html"],
-    ["audit", "{tmp}/log.jsonl", "--scoresheet", "{missing}.csv"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["audit", "{missing}.jsonl"],
+        ["ingest", "{missing}.jsonl", "--out", "{tmp}/ds"],
+        ["stats", "{missing}"],
+        ["report", "{missing}", "-o", "{tmp}/r.html"],
+        ["audit", "{tmp}/log.jsonl", "--scoresheet", "{missing}.csv"],
+    ],
+)
 def test_a_missing_file_or_dataset_is_bad_usage(tmp_path, command):
     (tmp_path / "log.jsonl").write_text('{"game_id":"g","seq":1,"type":"game_start","players":["a"]}\n')
     args = [a.format(missing=tmp_path / "missing", tmp=tmp_path) for a in command]
@@ -171,8 +206,9 @@ def test_fast_coercion_agrees_with_typer(where, param):
         annotation = next(a for a in get_args(annotation) if a is not type(None))
     many = get_origin(annotation) is list
     leaf = get_args(annotation)[0] if many else annotation
-    samples = [m.value for m in leaf] + ["nope"] if isinstance(leaf, type) and issubclass(leaf, enum.Enum) \
-        else SAMPLES[leaf]
+    samples = (
+        [m.value for m in leaf] + ["nope"] if isinstance(leaf, type) and issubclass(leaf, enum.Enum) else SAMPLES[leaf]
+    )
 
     def outcome(coercer, value):
         try:

@@ -4,6 +4,7 @@ written, a closed pipe, known errors that escape a command, and real bugs.
 These run `python -m pipeline.cli` in a subprocess: Typer's CliRunner calls the commands
 directly and would bypass the handler under test.
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -50,8 +51,12 @@ def test_output_to_a_full_disk_is_one_message_and_exit_2(dataset, tmp_path, args
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "simulate", "-n", "300", "-s", "1"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", "simulate", "-n", "300", "-s", "1"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout.read(100)  # the reader takes a little, then goes away (`| head`)
     proc.stdout.close()
     err = proc.stderr.read()
@@ -78,7 +83,8 @@ def test_a_bug_gets_the_please_report_header_then_the_traceback(dataset):
             raise RuntimeError("boom")
         pipeline.stats.compute = broken
         """,
-        "stats", str(dataset),
+        "stats",
+        str(dataset),
     )
     err = proc.stderr.decode()
     assert proc.returncode == 70
@@ -95,7 +101,8 @@ def test_a_known_error_that_escapes_a_command_is_one_line(dataset):
             raise StoreError("somewhere: something the user can fix")
         pipeline.stats.compute = broken
         """,
-        "stats", str(dataset),
+        "stats",
+        str(dataset),
     )
     assert proc.returncode == 2
     assert proc.stderr.decode() == "error: somewhere: something the user can fix\n"

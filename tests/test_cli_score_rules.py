@@ -4,6 +4,7 @@ Exit codes are the project's contract: 0 fine, 1 a finding in the data (a keep t
 legal), 2 bad usage (a die of 7, an unknown ruleset or knob). Printed values come from
 rules.md, not from earlier runs of the command.
 """
+
 from __future__ import annotations
 
 import json
@@ -127,16 +128,12 @@ def test_score_rules_from_json_file(tmp_path):
     path = tmp_path / "house.json"
     path.write_text(json.dumps({"base": "standard", "n_of_a_kind": "doubling", "three_pairs": 750}))
     assert run("score", "1", "1", "1", "1", "--rules", str(path)).stdout.startswith("1 1 1 1: 2000 ")
-    assert run("score", "2", "2", "3", "3", "6", "6", "--rules", str(path)).stdout.startswith(
-        "2 2 3 3 6 6: 750 "
-    )
+    assert run("score", "2", "2", "3", "3", "6", "6", "--rules", str(path)).stdout.startswith("2 2 3 3 6 6: 750 ")
 
 
 def test_score_rules_from_toml_file(tmp_path):
     path = tmp_path / "house.toml"
-    path.write_text(
-        'base = "playmonster"\nsplit_kinds = false\n\n[partial_straights]\n"12345" = 500\n'
-    )
+    path.write_text('base = "playmonster"\nsplit_kinds = false\n\n[partial_straights]\n"12345" = 500\n')
     assert run("score", "1", "1", "1", "1", "-r", str(path)).stdout.startswith("1 1 1 1: 1000 ")
     assert run("score", "1", "1", "1", "-r", str(path)).stdout.startswith("1 1 1: 300 ")
     assert run("score", "5", "4", "3", "2", "1", "-r", str(path)).stdout.startswith("1 2 3 4 5: 500 ")
@@ -252,8 +249,12 @@ def test_rules_show_from_toml_and_json_files(tmp_path):
 
 @pytest.mark.parametrize(
     "spec, word",
-    [("vegas", "vegas"), ('{"opening": true}', "opening"), ('{"n_of_a_kind": "tripling"}', "n_of_a_kind"),
-     ("{not json", "JSON")],
+    [
+        ("vegas", "vegas"),
+        ('{"opening": true}', "opening"),
+        ('{"n_of_a_kind": "tripling"}', "n_of_a_kind"),
+        ("{not json", "JSON"),
+    ],
 )
 def test_rules_show_bad_ruleset_exits_2(spec, word):
     result = run("rules", "show", spec)

@@ -5,6 +5,7 @@ manifest lists a file that is gone or unreadable, is refused by ingest, stats an
 (exit 2, the way out in the message); `dataset check` names the problem and `dataset repair`
 points the dataset at its newest complete snapshot without deleting anything.
 """
+
 from __future__ import annotations
 
 import json
@@ -74,7 +75,11 @@ def test_a_corrupt_manifest_is_a_damaged_dataset_not_a_traceback(tmp_path):
     built = two_snapshots(tmp_path)
     manifest = built.ds / ".snapshots" / "000002" / "manifest.json"  # the current one
     manifest.write_text('{"format": "farkle-logs", "snap')
-    for args in (("ingest", built.b, "--out", built.ds), ("stats", built.ds), ("report", built.ds, "-o", tmp_path / "r.html")):
+    for args in (
+        ("ingest", built.b, "--out", built.ds),
+        ("stats", built.ds),
+        ("report", built.ds, "-o", tmp_path / "r.html"),
+    ):
         proc = farkle(*args)
         err = no_traceback(proc)
         assert proc.returncode == 2, (args, err)
@@ -305,10 +310,14 @@ def test_fuzz_damaged_datasets_never_a_traceback_never_a_silent_loss(tmp_path, s
         (lambda m: "[" * 100_000 + "]" * 100_000, "nested too deeply"),
         (lambda m: json.dumps({**m, "files": ["a.jsonl"]}), "`files` is not a list of objects"),
         (lambda m: json.dumps({**m, "files": [{"path": "a.jsonl"}]}), "lacks its path, ingest_id, size or sha256"),
-        (lambda m: json.dumps({**m, "tables": {**m["tables"], "events": m["tables"]["events"] * 2}}),
-         "`tables.events` lists a file twice"),
-        (lambda m: json.dumps({**m, "tables": {**m["tables"], "turns": ["/etc/passwd"]}}),
-         "`tables.turns` is not a list of file paths inside the table's directory"),
+        (
+            lambda m: json.dumps({**m, "tables": {**m["tables"], "events": m["tables"]["events"] * 2}}),
+            "`tables.events` lists a file twice",
+        ),
+        (
+            lambda m: json.dumps({**m, "tables": {**m["tables"], "turns": ["/etc/passwd"]}}),
+            "`tables.turns` is not a list of file paths inside the table's directory",
+        ),
         (lambda m: json.dumps({**m, "snapshot": 7}), "it is snapshot 7, _current.json says 2"),
         (lambda m: json.dumps(m).encode("utf-16").decode("latin-1"), "unreadable"),
     ],

@@ -1,6 +1,7 @@
 """Dataset format version 2 (COORDINATION decision 1, docs/dataset.md "Layout"): the pointer
 `_current.json` is the authority, the manifest lists every file, readers read those lists,
 the convenience links follow the pointer, version 1 is refused."""
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,12 @@ def test_the_layout_of_version_2(tmp_path):
     built = two_snapshots(tmp_path)
     assert DATASET_VERSION == 2
     pointer = json.loads((built.ds / "_current.json").read_text())
-    assert pointer == {"format": "farkle-logs", "dataset_version": 2, "snapshot": 2,
-                       "manifest": ".snapshots/000002/manifest.json"}
+    assert pointer == {
+        "format": "farkle-logs",
+        "dataset_version": 2,
+        "snapshot": 2,
+        "manifest": ".snapshots/000002/manifest.json",
+    }
     snap = built.ds / ".snapshots" / "000002"
     # the manifest lists every file of every table, and nothing else is there
     assert listed(built.ds) == {t: {p.name for p in (snap / t).iterdir()} for t in TABLES}
@@ -135,8 +140,10 @@ def test_the_store_api_other_areas_write_through(tmp_path):
     try:
         assert store.manifest["snapshot"] == 0 and store.table_files("events") == []
         staging = store.staging_dir("run1")
-        games = pa.table({name: pa.nulls(1, field.type) for name, field in zip(TABLES["games"].names, TABLES["games"])},
-                         schema=TABLES["games"])
+        games = pa.table(
+            {name: pa.nulls(1, field.type) for name, field in zip(TABLES["games"].names, TABLES["games"])},
+            schema=TABLES["games"],
+        )
         part = staging / "games" / "part-run1-0000.parquet"
         pq.write_table(games, part)
         manifest = {k: v for k, v in store.manifest.items() if k not in ("tables", "snapshot")}

@@ -5,6 +5,7 @@ failed and `stats 'data*x'` also read `dataZx`. Readers now read the manifest's 
 those characters escaped. Each case has a decoy directory the pattern would match, holding
 another dataset.
 """
+
 from __future__ import annotations
 
 import json

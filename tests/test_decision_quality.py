@@ -4,6 +4,7 @@ Hand-checked cases, the SQL path (stats section decisions-quality) on hand-made 
 blunder threshold, and the SQL judged the same as Python (`pipeline.strategy.judge`, used by
 `audit --coach`) on a simulated dataset with injected errors and three rulesets.
 """
+
 from __future__ import annotations
 
 import json
@@ -77,34 +78,156 @@ def _rows():
     bo: keeps a 5 from one die (hot dice, 50 points) and banks with six dice: ~560 lost.
     cy: keeps 1 from 1 2 3 4 6 6 and rolls five dice: optimal; then a keep of a 2 (not a
     scoring keep: not judged) and the bank after it (not judged either)."""
-    game = {"game_id": "g1", "ruleset": STD_TEXT, "ruleset_name": "standard", "players": ["ana", "bo", "cy", "di"],
-            "complete": True}
+    game = {
+        "game_id": "g1",
+        "ruleset": STD_TEXT,
+        "ruleset_name": "standard",
+        "players": ["ana", "bo", "cy", "di"],
+        "complete": True,
+    }
     rolls = [
-        {"game_id": "g1", "seq": 2, "player": "ana", "turn": 1, "roll_in_turn": 1, "dice": [1, 1, 1, 5, 5, 2],
-         "dice_count": 6, "scored": True, "best_value": 1100, "kept": [1, 1, 1, 5, 5], "points_before": 0,
-         "opened": True},
-        {"game_id": "g1", "seq": 4, "player": "ana", "turn": 1, "roll_in_turn": 2, "dice": [3],
-         "dice_count": 1, "scored": False, "best_value": 0, "points_before": 1100, "opened": True},
-        {"game_id": "g1", "seq": 10, "player": "bo", "turn": 1, "roll_in_turn": 3, "dice": [5],
-         "dice_count": 1, "scored": True, "best_value": 50, "kept": [5], "points_before": 0, "opened": True},
-        {"game_id": "g1", "seq": 20, "player": "cy", "turn": 1, "roll_in_turn": 1, "dice": [1, 2, 3, 4, 6, 6],
-         "dice_count": 6, "scored": True, "best_value": 100, "kept": [1], "points_before": 0, "opened": False},
-        {"game_id": "g1", "seq": 22, "player": "cy", "turn": 1, "roll_in_turn": 2, "dice": [2, 3, 4, 6, 6],
-         "dice_count": 5, "scored": False, "best_value": 0, "kept": [2], "points_before": 100, "opened": False},
-        {"game_id": "g1", "seq": 30, "player": "di", "turn": 1, "roll_in_turn": 9, "dice": [1, 5, 3],
-         "dice_count": 3, "scored": True, "best_value": 150, "kept": [5], "points_before": 19000, "opened": True},
+        {
+            "game_id": "g1",
+            "seq": 2,
+            "player": "ana",
+            "turn": 1,
+            "roll_in_turn": 1,
+            "dice": [1, 1, 1, 5, 5, 2],
+            "dice_count": 6,
+            "scored": True,
+            "best_value": 1100,
+            "kept": [1, 1, 1, 5, 5],
+            "points_before": 0,
+            "opened": True,
+        },
+        {
+            "game_id": "g1",
+            "seq": 4,
+            "player": "ana",
+            "turn": 1,
+            "roll_in_turn": 2,
+            "dice": [3],
+            "dice_count": 1,
+            "scored": False,
+            "best_value": 0,
+            "points_before": 1100,
+            "opened": True,
+        },
+        {
+            "game_id": "g1",
+            "seq": 10,
+            "player": "bo",
+            "turn": 1,
+            "roll_in_turn": 3,
+            "dice": [5],
+            "dice_count": 1,
+            "scored": True,
+            "best_value": 50,
+            "kept": [5],
+            "points_before": 0,
+            "opened": True,
+        },
+        {
+            "game_id": "g1",
+            "seq": 20,
+            "player": "cy",
+            "turn": 1,
+            "roll_in_turn": 1,
+            "dice": [1, 2, 3, 4, 6, 6],
+            "dice_count": 6,
+            "scored": True,
+            "best_value": 100,
+            "kept": [1],
+            "points_before": 0,
+            "opened": False,
+        },
+        {
+            "game_id": "g1",
+            "seq": 22,
+            "player": "cy",
+            "turn": 1,
+            "roll_in_turn": 2,
+            "dice": [2, 3, 4, 6, 6],
+            "dice_count": 5,
+            "scored": False,
+            "best_value": 0,
+            "kept": [2],
+            "points_before": 100,
+            "opened": False,
+        },
+        {
+            "game_id": "g1",
+            "seq": 30,
+            "player": "di",
+            "turn": 1,
+            "roll_in_turn": 9,
+            "dice": [1, 5, 3],
+            "dice_count": 3,
+            "scored": True,
+            "best_value": 150,
+            "kept": [5],
+            "points_before": 19000,
+            "opened": True,
+        },
     ]
     decisions = [
-        {"game_id": "g1", "seq": 3, "player": "ana", "turn": 1, "dice_left": 1, "turn_points": 1100,
-         "turn_points_corrected": 1100, "opened": True, "choice": "roll", "farkled": True},
-        {"game_id": "g1", "seq": 11, "player": "bo", "turn": 1, "dice_left": 6, "turn_points": 50,
-         "turn_points_corrected": 50, "opened": True, "choice": "bank"},
-        {"game_id": "g1", "seq": 21, "player": "cy", "turn": 1, "dice_left": 5, "turn_points": 100,
-         "turn_points_corrected": 100, "opened": False, "choice": "roll", "farkled": True},
-        {"game_id": "g1", "seq": 23, "player": "cy", "turn": 1, "dice_left": 4, "turn_points": 100,
-         "turn_points_corrected": 100, "opened": False, "choice": "bank"},
-        {"game_id": "g1", "seq": 31, "player": "di", "turn": 1, "dice_left": 2, "turn_points": 19050,
-         "turn_points_corrected": 19050, "opened": True, "choice": "roll"},
+        {
+            "game_id": "g1",
+            "seq": 3,
+            "player": "ana",
+            "turn": 1,
+            "dice_left": 1,
+            "turn_points": 1100,
+            "turn_points_corrected": 1100,
+            "opened": True,
+            "choice": "roll",
+            "farkled": True,
+        },
+        {
+            "game_id": "g1",
+            "seq": 11,
+            "player": "bo",
+            "turn": 1,
+            "dice_left": 6,
+            "turn_points": 50,
+            "turn_points_corrected": 50,
+            "opened": True,
+            "choice": "bank",
+        },
+        {
+            "game_id": "g1",
+            "seq": 21,
+            "player": "cy",
+            "turn": 1,
+            "dice_left": 5,
+            "turn_points": 100,
+            "turn_points_corrected": 100,
+            "opened": False,
+            "choice": "roll",
+            "farkled": True,
+        },
+        {
+            "game_id": "g1",
+            "seq": 23,
+            "player": "cy",
+            "turn": 1,
+            "dice_left": 4,
+            "turn_points": 100,
+            "turn_points_corrected": 100,
+            "opened": False,
+            "choice": "bank",
+        },
+        {
+            "game_id": "g1",
+            "seq": 31,
+            "player": "di",
+            "turn": 1,
+            "dice_left": 2,
+            "turn_points": 19050,
+            "turn_points_corrected": 19050,
+            "opened": True,
+            "choice": "roll",
+        },
     ]
     seats = [{"game_id": "g1", "player": p, "seat": i} for i, p in enumerate(["ana", "bo", "cy", "di"], start=1)]
     return {"games": [game], "game_players": seats, "rolls": rolls, "decisions": decisions}
@@ -137,7 +260,9 @@ def test_sql_judges_the_hand_made_rows(handmade, policy):
     assert action.loss == pytest.approx(19050 - ((1 - 4 / 9) * 19050 + policy.tail_gain(2)))
     worst = t["blunders"].to_pylist()
     assert [(b["player"], b["seq"], b["made"], b["best"]) for b in worst] == [
-        ("di", 31, "roll", "bank"), ("bo", 11, "bank", "roll"), ("ana", 3, "roll", "bank"),
+        ("di", 31, "roll", "bank"),
+        ("bo", 11, "bank", "roll"),
+        ("ana", 3, "roll", "bank"),
     ]
 
 
@@ -145,28 +270,57 @@ def test_a_choice_links_to_the_last_roll_of_its_own_turn_whatever_comes_between(
     """Most choices directly follow their keep's roll (seq - 1) and are linked by an equality
     join; the others must still find the last roll of their own turn before them: after lost
     lines (ana), after another player's roll (bo), and never a roll of an earlier turn (di)."""
-    game = {"game_id": "g2", "ruleset": STD_TEXT, "ruleset_name": "standard", "players": ["ana", "bo", "cy", "di"],
-            "complete": False}
+    game = {
+        "game_id": "g2",
+        "ruleset": STD_TEXT,
+        "ruleset_name": "standard",
+        "players": ["ana", "bo", "cy", "di"],
+        "complete": False,
+    }
 
     def roll(seq, player, turn, dice, kept, points_before, scored=True):
-        return {"game_id": "g2", "seq": seq, "player": player, "turn": turn, "roll_in_turn": 1, "dice": dice,
-                "dice_count": len(dice), "scored": scored, "best_value": 0, "kept": kept,
-                "points_before": points_before, "opened": True}
+        return {
+            "game_id": "g2",
+            "seq": seq,
+            "player": player,
+            "turn": turn,
+            "roll_in_turn": 1,
+            "dice": dice,
+            "dice_count": len(dice),
+            "scored": scored,
+            "best_value": 0,
+            "kept": kept,
+            "points_before": points_before,
+            "opened": True,
+        }
 
     def choice(seq, player, turn, dice_left, points, made):
-        return {"game_id": "g2", "seq": seq, "player": player, "turn": turn, "dice_left": dice_left,
-                "turn_points": points, "turn_points_corrected": points, "opened": True, "choice": made}
+        return {
+            "game_id": "g2",
+            "seq": seq,
+            "player": player,
+            "turn": turn,
+            "dice_left": dice_left,
+            "turn_points": points,
+            "turn_points_corrected": points,
+            "opened": True,
+            "choice": made,
+        }
 
     rows = {
         "games": [game],
         "game_players": [{"game_id": "g2", "player": p, "seat": i} for i, p in enumerate(game["players"], 1)],
-        "rolls": [roll(2, "ana", 1, [1, 1, 1, 5, 5, 2], [1, 1, 1, 5, 5], 0),
-                  roll(10, "bo", 1, [5], [5], 0),
-                  roll(11, "cy", 1, [2, 3, 4, 6, 6, 3], None, 0, scored=False),
-                  roll(20, "di", 1, [1, 2, 3, 4, 6, 6], [1], 0)],
-        "decisions": [choice(5, "ana", 1, 1, 1100, "roll"),   # seq 3 and 4 lost
-                      choice(12, "bo", 1, 6, 50, "bank"),     # after cy's roll
-                      choice(21, "di", 2, 5, 100, "roll")],   # di's turn 2 has no roll
+        "rolls": [
+            roll(2, "ana", 1, [1, 1, 1, 5, 5, 2], [1, 1, 1, 5, 5], 0),
+            roll(10, "bo", 1, [5], [5], 0),
+            roll(11, "cy", 1, [2, 3, 4, 6, 6, 3], None, 0, scored=False),
+            roll(20, "di", 1, [1, 2, 3, 4, 6, 6], [1], 0),
+        ],
+        "decisions": [
+            choice(5, "ana", 1, 1, 1100, "roll"),  # seq 3 and 4 lost
+            choice(12, "bo", 1, 6, 50, "bank"),  # after cy's roll
+            choice(21, "di", 2, 5, 100, "roll"),
+        ],  # di's turn 2 has no roll
     }
     ds = write_dataset(tmp_path / "ds", rows)
     with session(ds, with_odds=False, with_policy=True) as con:
@@ -180,8 +334,14 @@ def test_blunder_threshold_is_respected(handmade, policy):
     ana = policy.action_loss(1100, 1, True, "roll")
     bo = policy.action_loss(50, 6, True, "bank")
     assert ana < bo
-    for threshold, expected in ((0.0, {"ana", "bo"}), (ana - 1e-6, {"ana", "bo"}), (ana, {"bo"}),
-                                ((ana + bo) / 2, {"bo"}), (bo, set()), (1e9, set())):
+    for threshold, expected in (
+        (0.0, {"ana", "bo"}),
+        (ana - 1e-6, {"ana", "bo"}),
+        (ana, {"bo"}),
+        ((ana + bo) / 2, {"bo"}),
+        (bo, set()),
+        (1e9, set()),
+    ):
         t = compute(handmade, sections=SECTION, blunder_threshold=threshold)
         assert {b["player"] for b in t["blunders"].to_pylist()} - {"di"} == expected, threshold
         rows = t["blunders"].to_pylist()
@@ -202,8 +362,14 @@ RULESETS = (
 def simulated(tmp_path_factory):
     root = tmp_path_factory.mktemp("dqsim")
     logs = root / "logs.jsonl"
-    simulate(logs, 40, 8, rules=RULESETS, inject_rate=0.5,
-             bots=["threshold", "cautious", "greedy", "keep_all", "keep_min", "optimal"])
+    simulate(
+        logs,
+        40,
+        8,
+        rules=RULESETS,
+        inject_rate=0.5,
+        bots=["threshold", "cautious", "greedy", "keep_all", "keep_min", "optimal"],
+    )
     ingest([str(logs)], root / "ds")
     return logs, root / "ds"
 
@@ -290,8 +456,9 @@ def test_coach_names_every_choice_of_a_small_game(tmp_path):
         assert j.made in hits[0] and words[-1] == f"{j.judgement.loss:.1f}"
     blunders = [j for j in judged if j.judgement and j.judgement.loss > 150]
     assert sum(ln.rstrip().endswith("*") for ln in lines) == len(blunders)
-    as_json = CliRunner().invoke(app, ["audit", str(logs), "-g", game_id, "--coach", "-f", "json",
-                                       "--blunder-threshold", "0"])
+    as_json = CliRunner().invoke(
+        app, ["audit", str(logs), "-g", game_id, "--coach", "-f", "json", "--blunder-threshold", "0"]
+    )
     payload = json.loads(as_json.output)
     assert len(payload["choices"]) == len(judged)
     assert sum(c["blunder"] for c in payload["choices"]) == sum(1 for j in judged if j.judgement.loss > 0)
@@ -308,7 +475,9 @@ def test_stats_command_prints_the_section_with_the_model_note(handmade):
     text = CliRunner().invoke(app, ["stats", str(handmade), "--section", "decisions-quality"])
     assert text.exit_code == 0, text.output
     assert "single-turn model" in text.output and "not judged" in text.output
-    out = CliRunner().invoke(app, ["stats", str(handmade), "-s", "blunders", "-f", "json", "--blunder-threshold", "570"])
+    out = CliRunner().invoke(
+        app, ["stats", str(handmade), "-s", "blunders", "-f", "json", "--blunder-threshold", "570"]
+    )
     payload = json.loads(out.output)
     assert [b["player"] for b in payload["tables"]["blunders"]] == ["di", "bo"]
     assert payload["blunder_threshold"] == 570 and "single-turn" in payload["model"]
@@ -318,11 +487,11 @@ def test_report_section_says_single_turn_and_lists_the_worst_blunders(handmade):
     from pipeline.report import build_report
 
     page = build_report(handmade, generated=None)
-    section = page[page.index('<section id="quality"'):]
+    section = page[page.index('<section id="quality"') :]
     section = section[: section.index("</section>")]
     assert "A single-turn model" in section and "race to the target" in section
     assert 'data-chart="quality_state"' in section and 'data-chart="quality_players"' in section
-    table = section[section.index("Worst blunders"):]
+    table = section[section.index("Worst blunders") :]
     # worst first: di (rolled two dice at 19,050), bo (banked 50 with six dice), ana
     assert table.index(">di<") < table.index(">bo<") < table.index(">ana<")
     assert "2 not judged" in section
@@ -361,6 +530,6 @@ def test_report_of_a_dataset_without_the_state_columns_says_so(tmp_path):
     path = ds / "rolls" / "part-0.parquet"
     pq.write_table(pq.read_table(path).drop(["points_before", "opened"]), path)
     page = build_report(ds)
-    section = page[page.index('<section id="quality"'):]
+    section = page[page.index('<section id="quality"') :]
     assert "ingest the logs again" in section[: section.index("</section>")]
     assert 'data-chart="quality_state"' not in page and 'data-chart="bust"' in page

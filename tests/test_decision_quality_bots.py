@@ -5,6 +5,7 @@ on in the final round until it is ahead of everyone (docs/simulate.md), a multi-
 outside the single-turn model, which would then rightly be charged a loss. Alone, a game ends
 at the bank that reaches the target, so every choice is a single-turn one.
 """
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """Every command is documented (sqlite-utils' lesson): the README tour names each one."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -40,7 +41,8 @@ def test_python_dash_m_runs_the_cli():
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, "-m", "pipeline.cli", "score", "1", "1", "1", "5"],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "score", "1", "1", "1", "5"], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert "1050" in result.stdout

@@ -3,6 +3,7 @@
 The schema is what other tools validate against; the code is what the pipeline runs. Each
 sample is judged by both and the verdicts must match: valid ↔ Event, invalid ↔ bad_event.
 """
+
 from __future__ import annotations
 
 import json
@@ -60,12 +61,26 @@ VALID = [
     ev("game_start", players=["ana"], rules="standard"),
     ev("game_start", players=["ana"], rules="playmonster"),
     ev("game_start", players=["ana"], rules={}),
-    ev("game_start", players=["ana"], rules={"base": "standard", "n_of_a_kind": "doubling",
-                                             "three_pairs": 750, "opening": 1000}),
-    ev("game_start", players=["ana"], rules={"straight": None, "six_kind": 10000, "split_kinds": False,
-                                             "partial_straights": {"12345": 500, "23456": 750},
-                                             "farkle_penalty": 500, "penalty_after": 3, "target": 5000,
-                                             "min_bank": 350, "n_of_a_kind": "linear"}),
+    ev(
+        "game_start",
+        players=["ana"],
+        rules={"base": "standard", "n_of_a_kind": "doubling", "three_pairs": 750, "opening": 1000},
+    ),
+    ev(
+        "game_start",
+        players=["ana"],
+        rules={
+            "straight": None,
+            "six_kind": 10000,
+            "split_kinds": False,
+            "partial_straights": {"12345": 500, "23456": 750},
+            "farkle_penalty": 500,
+            "penalty_after": 3,
+            "target": 5000,
+            "min_bank": 350,
+            "n_of_a_kind": "linear",
+        },
+    ),
     ev("game_start", players=["ana"], rules={"partial_straights": None, "opening": 0, "target": 1.0}),
     ev("roll", player="ana", dice=[1, 5, 2, 3, 4, 6]),
     ev("roll", player="ana", dice=[6]),
@@ -93,12 +108,22 @@ INVALID = [
     {"seq": 2, "type": "farkle", "player": "bo"},
     {"game_id": "g1", "type": "farkle", "player": "bo"},
     {"game_id": "g1", "seq": 2, "player": "bo"},
-    ev("farkle", game_id=""), ev("farkle", game_id=5, player="bo"),
-    ev("farkle", seq=0, player="bo"), ev("farkle", seq=True, player="bo"), ev("farkle", seq="2", player="bo"),
-    ev("farkle", seq=2.5, player="bo"), ev("farkle", seq=2**63, player="bo"),
-    ev("rol", player="bo"), ev(None, player="bo"), ev("Roll", player="ana", dice=[1]),
-    ev("game_start"), ev("game_start", players=[]), ev("game_start", players=["ana", "ana"]),
-    ev("game_start", players=[""]), ev("game_start", players=[1]), ev("game_start", players="ana"),
+    ev("farkle", game_id=""),
+    ev("farkle", game_id=5, player="bo"),
+    ev("farkle", seq=0, player="bo"),
+    ev("farkle", seq=True, player="bo"),
+    ev("farkle", seq="2", player="bo"),
+    ev("farkle", seq=2.5, player="bo"),
+    ev("farkle", seq=2**63, player="bo"),
+    ev("rol", player="bo"),
+    ev(None, player="bo"),
+    ev("Roll", player="ana", dice=[1]),
+    ev("game_start"),
+    ev("game_start", players=[]),
+    ev("game_start", players=["ana", "ana"]),
+    ev("game_start", players=[""]),
+    ev("game_start", players=[1]),
+    ev("game_start", players="ana"),
     ev("game_start", players=["ana"], rules="house"),
     ev("game_start", players=["ana"], rules=None),
     ev("game_start", players=["ana"], rules=["standard"]),
@@ -118,28 +143,67 @@ INVALID = [
     ev("game_start", players=["ana"], rules={"partial_straights": {"123456": 500}}),
     ev("game_start", players=["ana"], rules={"partial_straights": {"1234": -1}}),
     ev("game_start", players=["ana"], rules={"partial_straights": [1, 2, 3]}),
-    ev("roll", player="ana"), ev("roll", dice=[1]), ev("roll", player="", dice=[1]),
-    ev("roll", player=None, dice=[1]), ev("roll", player="ana", dice=[]),
-    ev("roll", player="ana", dice=[1] * 7), ev("roll", player="ana", dice=[0]), ev("roll", player="ana", dice=[7]),
-    ev("roll", player="ana", dice=[True]), ev("roll", player="ana", dice=[1.5]), ev("roll", player="ana", dice="123"),
+    ev("roll", player="ana"),
+    ev("roll", dice=[1]),
+    ev("roll", player="", dice=[1]),
+    ev("roll", player=None, dice=[1]),
+    ev("roll", player="ana", dice=[]),
+    ev("roll", player="ana", dice=[1] * 7),
+    ev("roll", player="ana", dice=[0]),
+    ev("roll", player="ana", dice=[7]),
+    ev("roll", player="ana", dice=[True]),
+    ev("roll", player="ana", dice=[1.5]),
+    ev("roll", player="ana", dice="123"),
     ev("roll", player="ana", dice=[[1]]),
-    ev("keep", player="ana", dice=[1]), ev("keep", player="ana", dice=[1], points=None),
-    ev("keep", player="ana", dice=[1], points=False), ev("keep", player="ana", dice=[9], points=100),
-    ev("bank", player="ana", points=1), ev("bank", player="ana", total=1),
-    ev("bank", player="ana", points=1, total="1"), ev("bank", player="ana", points=1, total=2**63),
-    ev("farkle"), ev("farkle", player="bo", total=None), ev("farkle", player="bo", total=1.5),
-    ev("game_end", winner="ana"), ev("game_end", scores={}), ev("game_end", winner="", scores={}),
-    ev("game_end", winner=[], scores={}), ev("game_end", winner=["ana", ""], scores={}),
-    ev("game_end", winner=7, scores={}), ev("game_end", winner="ana", scores=[]),
-    ev("game_end", winner="ana", scores={"ana": "1"}), ev("game_end", winner="ana", scores={"": 1}),
+    ev("keep", player="ana", dice=[1]),
+    ev("keep", player="ana", dice=[1], points=None),
+    ev("keep", player="ana", dice=[1], points=False),
+    ev("keep", player="ana", dice=[9], points=100),
+    ev("bank", player="ana", points=1),
+    ev("bank", player="ana", total=1),
+    ev("bank", player="ana", points=1, total="1"),
+    ev("bank", player="ana", points=1, total=2**63),
+    ev("farkle"),
+    ev("farkle", player="bo", total=None),
+    ev("farkle", player="bo", total=1.5),
+    ev("game_end", winner="ana"),
+    ev("game_end", scores={}),
+    ev("game_end", winner="", scores={}),
+    ev("game_end", winner=[], scores={}),
+    ev("game_end", winner=["ana", ""], scores={}),
+    ev("game_end", winner=7, scores={}),
+    ev("game_end", winner="ana", scores=[]),
+    ev("game_end", winner="ana", scores={"ana": "1"}),
+    ev("game_end", winner="ana", scores={"": 1}),
     ev("game_end", winner="ana", scores={"ana": None}),
-    *[ev("farkle", player="bo", ts=ts) for ts in [
-        None, 5, "", "2026-01-02", "2026-01-02T03:04:05", "2026-01-02 03:04:05Z", "2026-01-02T03:04Z",
-        "2026-13-02T03:04:05Z", "2026-00-10T03:04:05Z", "2026-04-31T03:04:05Z", "2026-02-29T03:04:05Z",
-        "1900-02-29T03:04:05Z", "2026-01-32T03:04:05Z", "2026-01-02T24:00:00Z", "2026-01-02T03:60:05Z",
-        "2026-01-02T03:04:60Z", "2026-01-02T03:04:05.Z", "2026-01-02T03:04:05+0100", "2026-01-02T03:04:05+24:00",
-        "2026-01-02T03:04:05 Z", "26-01-02T03:04:05Z", "２０２６-01-02T03:04:05Z", "2026-01-02T03:04:05Zjunk",
-    ]],
+    *[
+        ev("farkle", player="bo", ts=ts)
+        for ts in [
+            None,
+            5,
+            "",
+            "2026-01-02",
+            "2026-01-02T03:04:05",
+            "2026-01-02 03:04:05Z",
+            "2026-01-02T03:04Z",
+            "2026-13-02T03:04:05Z",
+            "2026-00-10T03:04:05Z",
+            "2026-04-31T03:04:05Z",
+            "2026-02-29T03:04:05Z",
+            "1900-02-29T03:04:05Z",
+            "2026-01-32T03:04:05Z",
+            "2026-01-02T24:00:00Z",
+            "2026-01-02T03:60:05Z",
+            "2026-01-02T03:04:60Z",
+            "2026-01-02T03:04:05.Z",
+            "2026-01-02T03:04:05+0100",
+            "2026-01-02T03:04:05+24:00",
+            "2026-01-02T03:04:05 Z",
+            "26-01-02T03:04:05Z",
+            "２０２６-01-02T03:04:05Z",
+            "2026-01-02T03:04:05Zjunk",
+        ]
+    ],
 ]
 
 
@@ -161,17 +225,35 @@ def test_timestamp_with_a_trailing_newline_is_rejected_by_the_code():
 
 # ---- generated events: a mix of good and bad values for every field ------------------------
 NAMES = st.sampled_from(["ana", "bo", "", "cy"])
-ANY_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-2, 8), st.sampled_from([1.0, 2.5, 6.0]),
-                       st.sampled_from(["", "x", "3"]))
+ANY_SCALAR = st.one_of(
+    st.none(), st.booleans(), st.integers(-2, 8), st.sampled_from([1.0, 2.5, 6.0]), st.sampled_from(["", "x", "3"])
+)
 INTS = st.one_of(st.integers(-(2**64), 2**64), st.sampled_from([0, 150.0, 1.5, True, "100", None]))
-DICE = st.one_of(st.lists(st.one_of(st.integers(0, 7), st.sampled_from([1.0, 2.5, True])), max_size=8),
-                 ANY_SCALAR)
-TS = st.one_of(st.sampled_from(["2026-01-02T03:04:05Z", "2026-02-29T03:04:05Z", "2028-02-29T00:00:00+05:30",
-                                "2026-01-02T03:04:05.5z", "2026-01-02T03:04:05"]), ANY_SCALAR)
-KNOB_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-1, 2), st.sampled_from(
-    ["flat", "doubling", "standard", "playmonster", 2.0, 0.5, {"12345": 500}, {"3456": 1.0}, {"15": 1}]))
-RULES = st.one_of(st.sampled_from(["standard", "playmonster", "custom", None, 3]),
-                  st.dictionaries(st.sampled_from(["base", *KNOB_NAMES, "unknown"]), KNOB_VALUES, max_size=3))
+DICE = st.one_of(st.lists(st.one_of(st.integers(0, 7), st.sampled_from([1.0, 2.5, True])), max_size=8), ANY_SCALAR)
+TS = st.one_of(
+    st.sampled_from(
+        [
+            "2026-01-02T03:04:05Z",
+            "2026-02-29T03:04:05Z",
+            "2028-02-29T00:00:00+05:30",
+            "2026-01-02T03:04:05.5z",
+            "2026-01-02T03:04:05",
+        ]
+    ),
+    ANY_SCALAR,
+)
+KNOB_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-1, 2),
+    st.sampled_from(
+        ["flat", "doubling", "standard", "playmonster", 2.0, 0.5, {"12345": 500}, {"3456": 1.0}, {"15": 1}]
+    ),
+)
+RULES = st.one_of(
+    st.sampled_from(["standard", "playmonster", "custom", None, 3]),
+    st.dictionaries(st.sampled_from(["base", *KNOB_NAMES, "unknown"]), KNOB_VALUES, max_size=3),
+)
 FIELDS = {
     "players": st.one_of(st.lists(NAMES, max_size=3), ANY_SCALAR),
     "rules": RULES,
@@ -219,8 +301,10 @@ def valid_events(draw):
         "keep": {"player": names, "dice": dice, "points": ints},
         "bank": {"player": names, "points": ints, "total": ints},
         "farkle": {"player": names},
-        "game_end": {"winner": st.one_of(names, st.lists(names, min_size=1, max_size=3)),
-                     "scores": st.dictionaries(names, ints, max_size=3)},
+        "game_end": {
+            "winner": st.one_of(names, st.lists(names, min_size=1, max_size=3)),
+            "scores": st.dictionaries(names, ints, max_size=3),
+        },
     }[kind]
     obj = {"game_id": draw(names), "seq": draw(st.integers(1, 2**63 - 1)), "type": kind}
     obj.update({name: draw(strategy) for name, strategy in fields.items()})

@@ -4,6 +4,7 @@ whether it kept the findings in memory or spilled them to disk (issue 11 item 10
 Small limits force the spill and many sorted runs, so the disk path runs on a few
 hundred findings; the audit CLI's output must not change when its store spills.
 """
+
 from __future__ import annotations
 
 import random
@@ -19,9 +20,19 @@ def findings(n: int, seed: int) -> list[Finding]:
     rng = random.Random(seed)
     games = [None, "g1", "g2", "g\x1b3", "g4", "g5"]
     return [
-        Finding(rng.choice(games), rng.choice([None, i]), "a.jsonl", i + 1, rng.choice([None, "ann"]),
-                rng.choice(["bad_json", "score_mismatch", "seq_error"]), rng.choice(["error", "warning"]),
-                f"message {i}", rng.choice([None, 5, 2.5]), rng.choice([None, 7]), rng.choice([None, "t"]))
+        Finding(
+            rng.choice(games),
+            rng.choice([None, i]),
+            "a.jsonl",
+            i + 1,
+            rng.choice([None, "ann"]),
+            rng.choice(["bad_json", "score_mismatch", "seq_error"]),
+            rng.choice(["error", "warning"]),
+            f"message {i}",
+            rng.choice([None, 5, 2.5]),
+            rng.choice([None, 7]),
+            rng.choice([None, "t"]),
+        )
         for i in range(n)
     ]
 
@@ -128,8 +139,26 @@ def test_json_output_is_json_dumps_indent_2_for_any_value():
     def value(depth=0):
         r = rng.random()
         if depth > 3 or r < 0.4:
-            return rng.choice([0, -5, 2**70, 1.5, float("nan"), float("inf"), float("-inf"), -0.0, 1e300, True,
-                               False, None, "", 'é\n"\\x', "\u2028\ud800", "abc"])
+            return rng.choice(
+                [
+                    0,
+                    -5,
+                    2**70,
+                    1.5,
+                    float("nan"),
+                    float("inf"),
+                    float("-inf"),
+                    -0.0,
+                    1e300,
+                    True,
+                    False,
+                    None,
+                    "",
+                    'é\n"\\x',
+                    "\u2028\ud800",
+                    "abc",
+                ]
+            )
         if r < 0.7:
             return {rng.choice(["a", "b", "é", "", 'k"', "\x00"]): value(depth + 1) for _ in range(rng.randrange(4))}
         items = [value(depth + 1) for _ in range(rng.randrange(4))]
@@ -142,7 +171,16 @@ def test_json_output_is_json_dumps_indent_2_for_any_value():
         pass
 
     items = [{"x": value(), "y": value()} for _ in range(5000)]
-    items += [{1: 2}, {"a": {2: 3}}, {"a": {True: 1}}, {}, {"a": []}, {"a": {}}, {"a": Level.ERROR},
-              {"a": Name("x")}, {Name("k"): 1}]
+    items += [
+        {1: 2},
+        {"a": {2: 3}},
+        {"a": {True: 1}},
+        {},
+        {"a": []},
+        {"a": {}},
+        {"a": Level.ERROR},
+        {"a": Name("x")},
+        {Name("k"): 1},
+    ]
     for item in items:
         assert _indented(item) == textwrap.indent(json.dumps(item, indent=2), "    ")

@@ -4,6 +4,7 @@ exit code, nothing floods, and no name from a log can drive the terminal (issue 
 Each test states what the user does and what they must see. Text output is checked at 80
 columns (COLUMNS=80), as the issue was tried on an 80-column terminal.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -89,19 +90,24 @@ def test_a_scoresheet_passed_as_a_log_gets_one_sentence_not_a_flood(tmp_path):
     sheet.write_text(SHEET_HEADER + "g1,1,ana,600,600\n" * 40)
     result = cli("audit", logs, sheet)
     assert result.exit_code == 0, result.output  # the log itself is clean
-    assert flat(result.stderr) == (f"note: {sheet}: not read: this looks like a scoresheet CSV, not JSON Lines "
-                                   "(one JSON event per line): pass it with --scoresheet")
+    assert flat(result.stderr) == (
+        f"note: {sheet}: not read: this looks like a scoresheet CSV, not JSON Lines "
+        "(one JSON event per line): pass it with --scoresheet"
+    )
     assert "bad_json" not in result.stdout
     alone = cli("audit", sheet)
     assert alone.exit_code == 2
     assert "no log to read" in alone.stderr
 
 
-@pytest.mark.parametrize("name, data, looks_like", [
-    ("events.parquet", b"PAR1" + bytes(range(256)) * 4 + b"PAR1", "a Parquet file"),
-    ("report.html", b"<!DOCTYPE html>\n<html><body><p>report</p></body></html>\n", "an HTML page"),
-    ("README", b"# Farkle logs\n\nEach file holds a day of games.\n", "plain text"),
-])
+@pytest.mark.parametrize(
+    "name, data, looks_like",
+    [
+        ("events.parquet", b"PAR1" + bytes(range(256)) * 4 + b"PAR1", "a Parquet file"),
+        ("report.html", b"<!DOCTYPE html>\n<html><body><p>report</p></body></html>\n", "an HTML page"),
+        ("README", b"# Farkle logs\n\nEach file holds a day of games.\n", "plain text"),
+    ],
+)
 def test_ingest_and_audit_skip_a_named_file_that_is_not_json_lines(tmp_path, name, data, looks_like):
     logs = write(tmp_path / "a.jsonl", finished_game())
     other = tmp_path / name
@@ -127,8 +133,10 @@ def test_a_directory_gives_its_logs_and_names_the_rest_once(tmp_path):
     result = cli("audit", folder, "-f", "json")
     assert result.exit_code == 0, result.output
     assert [g["game_id"] for g in json.loads(result.stdout)["games"]] == ["g1", "g2"]
-    assert flat(result.stderr) == (f"note: {folder}: 2 files not read, not named like logs (.jsonl, .ndjson, .json, "
-                                   "or those + .gz): README.md, g1.scoresheet.csv; name a file to read it anyway")
+    assert flat(result.stderr) == (
+        f"note: {folder}: 2 files not read, not named like logs (.jsonl, .ndjson, .json, "
+        "or those + .gz): README.md, g1.scoresheet.csv; name a file to read it anyway"
+    )
     # wrapped at 80 columns, the note stays one block: its further lines are indented
     (first, *rest) = result.stderr.splitlines()
     assert first.startswith("note: ") and rest and all(line.startswith("  ") for line in rest)
@@ -151,9 +159,19 @@ def test_a_sheet_that_agrees_is_said_to_agree(tmp_path):
     assert text.exit_code == 0
     assert f"scoresheet {sheet}: agrees with the replay; 4 rows of 1 game checked" in flat(text.stdout)
     as_json = json.loads(cli("audit", logs, "--scoresheet", sheet, "-f", "json").stdout)
-    assert as_json["scoresheets"] == [{
-        "file": str(sheet), "rows": 4, "rows_checked": 4, "rows_unreadable": 0, "games_found": ["g1"],
-        "games_not_found": [], "differences": 0, "by_code": {}, "agrees": True}]
+    assert as_json["scoresheets"] == [
+        {
+            "file": str(sheet),
+            "rows": 4,
+            "rows_checked": 4,
+            "rows_unreadable": 0,
+            "games_found": ["g1"],
+            "games_not_found": [],
+            "differences": 0,
+            "by_code": {},
+            "agrees": True,
+        }
+    ]
 
 
 def test_a_sheet_that_differs_gets_its_count(tmp_path):
@@ -166,8 +184,10 @@ def test_a_sheet_that_differs_gets_its_count(tmp_path):
     assert verdict["differences"] == 4 and not verdict["agrees"]
     assert verdict["by_code"] == {"sheet_points_mismatch": 1, "sheet_total_mismatch": 2, "sheet_missing_turn": 1}
     text = cli("audit", logs, "--scoresheet", sheet)
-    assert (f"scoresheet {sheet}: 4 differences from the replay (2 sheet_total_mismatch, 1 sheet_missing_turn, "
-            "1 sheet_points_mismatch); 3 rows of 1 game checked") in flat(text.stdout)
+    assert (
+        f"scoresheet {sheet}: 4 differences from the replay (2 sheet_total_mismatch, 1 sheet_missing_turn, "
+        "1 sheet_points_mismatch); 3 rows of 1 game checked"
+    ) in flat(text.stdout)
 
 
 def test_a_sheet_game_not_in_the_logs_is_one_message(tmp_path):
@@ -179,8 +199,10 @@ def test_a_sheet_game_not_in_the_logs_is_one_message(tmp_path):
     out = flat(result.stdout)
     assert out.count("g7") == 1, result.stdout
     assert f"scoresheet {sheet}: game g7 is not in these logs: its 45 rows (lines 6-50) were not checked" in out
-    assert (f"scoresheet {sheet}: the rows checked agree with the replay; 4 rows of 1 game checked; "
-            "1 of its games not in these logs (above)") in out
+    assert (
+        f"scoresheet {sheet}: the rows checked agree with the replay; 4 rows of 1 game checked; "
+        "1 of its games not in these logs (above)"
+    ) in out
     # a sheet none of whose games is in the logs checks nothing: bad usage, with a suggestion
     only = sheet_for(tmp_path, "g11,1,ana,650,650\n" * 3, name="other.csv")
     result = cli("audit", logs, "--scoresheet", only)
@@ -226,7 +248,9 @@ def test_json_winners_are_always_lists(tmp_path):
     tie.end(["ana", "bo"], {"ana": 1200, "bo": 1200})
     games = json.loads(cli("audit", write(tmp_path / "a.jsonl", finished_game(), tie), "-f", "json").stdout)["games"]
     assert [(g["winner_claimed"], g["winner_corrected"]) for g in games] == [
-        (["ana"], ["ana"]), (["ana", "bo"], ["ana", "bo"])]
+        (["ana"], ["ana"]),
+        (["ana", "bo"], ["ana", "bo"]),
+    ]
 
 
 def test_players_wins_over_games_explain_ties(tmp_path):
@@ -239,7 +263,9 @@ def test_players_wins_over_games_explain_ties(tmp_path):
     result = cli("stats", ds, "--section", "players")
     assert result.exit_code == 0, result.output
     # 2 games: ana won g1, ana and bo tied: 3 wins
-    assert "note: wins add up to 3 over 2 games: a tied game counts as a win for each tied player" in flat(result.stdout)
+    assert "note: wins add up to 3 over 2 games: a tied game counts as a win for each tied player" in flat(
+        result.stdout
+    )
 
 
 # ---- decisions-quality does not flood -------------------------------------------------
@@ -341,9 +367,11 @@ def test_a_dataset_given_to_audit_is_one_sentence_and_bad_usage(tmp_path):
     ingest([str(logs)], ds)
     result = cli("audit", ds)
     assert result.exit_code == 2
-    assert flat(result.stderr) == (f"error: {ds}: this is a dataset written by `farkle-logs ingest`, not a directory "
-                                   f"of logs: read it with `farkle-logs stats {ds}` or `farkle-logs report {ds}`, "
-                                   "or audit the logs it was ingested from")
+    assert flat(result.stderr) == (
+        f"error: {ds}: this is a dataset written by `farkle-logs ingest`, not a directory "
+        f"of logs: read it with `farkle-logs stats {ds}` or `farkle-logs report {ds}`, "
+        "or audit the logs it was ingested from"
+    )
 
 
 def test_a_file_ingested_before_is_one_note_without_an_ellipsis(tmp_path):
@@ -373,10 +401,13 @@ def test_stats_over_many_players_shows_the_overall_rows_and_the_flagged_ones(tmp
     shown = {line.split()[0] for line in text.stdout.splitlines() if line.split() and line.split()[0] in players}
     assert shown == {r["player"] for r in rows if r["scope"] == "player" and r["off"]}
     left_out = sum(1 for r in rows if r["scope"] == "player" and not r["off"])
-    assert f"note: {left_out} rows of single players left out (the OFF ones are shown): --player NAME" in flat(text.stdout)
+    assert f"note: {left_out} rows of single players left out (the OFF ones are shown): --player NAME" in flat(
+        text.stdout
+    )
     every = cli("stats", ds, "--section", "bust", "--all").stdout
     assert {line.split()[0] for line in every.splitlines() if line.split() and line.split()[0] in players} == players
     one = sorted(players)[0]
     mine = cli("stats", ds, "--section", "bust", "--player", one).stdout
     assert sum(line.split()[0] == one for line in mine.splitlines() if line.split()) == sum(
-        r["player"] == one for r in rows)
+        r["player"] == one for r in rows
+    )

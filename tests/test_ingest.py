@@ -1,4 +1,5 @@
 """Ingest: row counts, rejects, the line invariant, idempotence, incremental = one-shot."""
+
 from __future__ import annotations
 
 import gzip
@@ -83,7 +84,9 @@ def test_row_counts_match_the_generated_games(tmp_path, logs):
     assert count(out, "game_players") == 2 * len(gs)
     # every game lacks game_end (one warning each); each bad line is one error finding; the
     # repeated line is one seq_error
-    codes = dict(duckdb.sql(f"select code, count(*) from read_parquet('{out}/findings/*.parquet') group by 1").fetchall())
+    codes = dict(
+        duckdb.sql(f"select code, count(*) from read_parquet('{out}/findings/*.parquet') group by 1").fetchall()
+    )
     assert codes == {"game_incomplete": 12, "bad_json": 3, "bad_event": 1, "seq_error": 1}
     assert summary.exit_code == 1
 
@@ -157,8 +160,10 @@ def test_a_copy_under_another_name_is_new_lines_that_repeat_seqs(tmp_path, logs)
     after = everything(out)
     for name in ("turns", "rolls", "decisions", "game_players"):  # games.events counts the repeats too
         assert after[name] == before[name], name
-    codes = duckdb.sql(f"select code, count(*) from read_parquet('{out}/findings/*.parquet') "
-                       f"where file = '{copy}' and code <> 'game_incomplete' group by 1").fetchall()
+    codes = duckdb.sql(
+        f"select code, count(*) from read_parquet('{out}/findings/*.parquet') "
+        f"where file = '{copy}' and code <> 'game_incomplete' group by 1"
+    ).fetchall()
     assert dict(codes) == {"seq_error": s.events, "bad_json": 2, "bad_event": 1}
     assert count(out, "events") == logs["events"] + s.events
 
@@ -192,7 +197,9 @@ def test_a_game_without_rules_keeps_the_ruleset_of_its_first_ingest(tmp_path):
     out = tmp_path / "ds"
     ingest([str(tmp_path / "a.jsonl")], out, Ruleset.builtin("playmonster"))
     ingest([str(tmp_path / "b.jsonl")], out, Ruleset.builtin("standard"))
-    assert duckdb.sql(f"select ruleset_name from read_parquet('{out}/games/*.parquet')").fetchall() == [("playmonster",)]
+    assert duckdb.sql(f"select ruleset_name from read_parquet('{out}/games/*.parquet')").fetchall() == [
+        ("playmonster",)
+    ]
 
 
 def test_duckdb_and_polars_read_the_same_numbers(tmp_path, logs):
@@ -219,9 +226,12 @@ def test_duckdb_and_polars_read_the_same_numbers(tmp_path, logs):
     t_duck = duckdb.sql(
         f"select sum(corrected_points), avg(rolls) from read_parquet('{out}/turns/**/*.parquet')"
     ).fetchall()[0]
-    t_pol = pl.scan_parquet(f"{out}/turns/**/*.parquet").select(
-        pl.col("corrected_points").sum(), pl.col("rolls").mean()
-    ).collect().row(0)
+    t_pol = (
+        pl.scan_parquet(f"{out}/turns/**/*.parquet")
+        .select(pl.col("corrected_points").sum(), pl.col("rolls").mean())
+        .collect()
+        .row(0)
+    )
     assert t_duck[0] == t_pol[0] and t_duck[1] == pytest.approx(t_pol[1])
 
 
@@ -250,7 +260,8 @@ def test_bad_input_is_reported_and_never_crashes(tmp_path):
     assert s.rejects == 0  # notes.txt is not named like a log: not read, and said so once
     assert [n for n in notes if "3-notes.txt" in n] == [
         f"{d}: 1 file not read, not named like logs (.jsonl, .ndjson, .json, or those + .gz): 3-notes.txt; "
-        "name a file to read it anyway"]
+        "name a file to read it anyway"
+    ]
     assert f"{d / '2-empty.jsonl'}: no events: the file is empty" in notes
     problems = {Path(p["file"]).name: p for p in s.problems}
     assert set(problems) == {"4-cut.jsonl.gz", "5-notgzip.jsonl.gz"}
@@ -275,7 +286,17 @@ def test_cli_json_summary_and_exit_codes(tmp_path, logs):
     data = json.loads(result.stdout)
     assert data["rejects"] == 4 and data["invariant_holds"] is True
     assert data["findings_error"] == 5 and data["replay_errors"] == 1  # the repeat; game_incomplete are warnings
-    for key in ("files", "lines", "events", "games", "rejects", "duplicates", "findings", "seconds", "events_per_second"):
+    for key in (
+        "files",
+        "lines",
+        "events",
+        "games",
+        "rejects",
+        "duplicates",
+        "findings",
+        "seconds",
+        "events_per_second",
+    ):
         assert key in data
     clean = tmp_path / "clean.jsonl"
     clean.write_bytes(dump(interleave(games(2, seed=8))))
@@ -291,9 +312,9 @@ def test_stdin_is_read(tmp_path):
     result = runner.invoke(app, ["ingest", "-", "--out", str(tmp_path / "ds"), "--format", "json"], input=data)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["events"] == data.count(b"\n")
-    assert duckdb.sql(f"select distinct source_file from read_parquet('{tmp_path}/ds/events/*.parquet')").fetchall() == [
-        ("<stdin>",)
-    ]
+    assert duckdb.sql(
+        f"select distinct source_file from read_parquet('{tmp_path}/ds/events/*.parquet')"
+    ).fetchall() == [("<stdin>",)]
 
 
 def test_two_processes_give_the_same_dataset_as_one(tmp_path):
@@ -319,7 +340,11 @@ def test_two_processes_give_the_same_dataset_as_one(tmp_path):
     two = ingest(files, tmp_path / "two", workers=2)
     assert everything(tmp_path / "two") == everything(tmp_path / "one")
     assert one.to_dict() | {"seconds": 0, "events_per_second": 0, "ingest_id": "", "dataset": ""} == two.to_dict() | {
-        "seconds": 0, "events_per_second": 0, "ingest_id": "", "dataset": ""}
+        "seconds": 0,
+        "events_per_second": 0,
+        "ingest_id": "",
+        "dataset": "",
+    }
     # and incrementally, file by file, with two processes
     for f in files:
         ingest([f], tmp_path / "inc", workers=2)
@@ -384,7 +409,12 @@ def test_blocks_sent_to_workers_are_read_back_from_the_file(tmp_path, monkeypatc
     one = ingest(files, tmp_path / "one", workers=1, max_line_bytes=300)
     two = ingest(files, tmp_path / "two", workers=2, max_line_bytes=300, block_bytes=1)
     assert everything(tmp_path / "two") == everything(tmp_path / "one")
-    assert (two.lines, two.events, two.rejects, two.blank_lines) == (one.lines, one.events, one.rejects, one.blank_lines)
+    assert (two.lines, two.events, two.rejects, two.blank_lines) == (
+        one.lines,
+        one.events,
+        one.rejects,
+        one.blank_lines,
+    )
 
 
 def test_a_block_of_only_an_over_long_last_line_travels_whole(tmp_path):
@@ -433,8 +463,10 @@ def test_tiny_blocks_give_the_same_dataset_as_one_block(tmp_path):
     n = len(mixed)
     assert one.lines == tiny.lines == 2 * n and one.invariant_holds and tiny.invariant_holds
     long = [i + 1 for i, line in enumerate(mixed) if isinstance(line, str) and line.startswith("{broken")]
-    rows = duckdb.sql(f"select line, reason from read_parquet('{tmp_path}/tiny/rejects/*.parquet') "
-                      f"where file = '{files[0]}' order by line").fetchall()
+    rows = duckdb.sql(
+        f"select line, reason from read_parquet('{tmp_path}/tiny/rejects/*.parquet') "
+        f"where file = '{files[0]}' order by line"
+    ).fetchall()
     assert [r[0] for r in rows] == long
     assert all("over the limit of 300 bytes" in r[1] for r in rows)
 

@@ -1,4 +1,5 @@
 """Atomicity: a killed ingest leaves the previous dataset intact, and a rerun completes it."""
+
 from __future__ import annotations
 
 import json
@@ -175,7 +176,11 @@ def test_a_worker_that_dies_stops_the_ingest_with_a_message_and_leaves_the_datas
     env = {"FARKLE_LOGS_CRASH_AT": "worker_parse", "FARKLE_LOGS_WORKERS": "2"}
     proc = subprocess.Popen(
         [sys.executable, "-c", "from pipeline.cli.main import app; app()", "ingest", str(big), "--out", str(ds)],
-        cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         out, err = proc.communicate(timeout=90)
     except subprocess.TimeoutExpired:

@@ -1,4 +1,5 @@
 """The games table's JSON columns: msgspec writes what json would, whatever the names."""
+
 from __future__ import annotations
 
 import json

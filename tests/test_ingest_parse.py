@@ -5,6 +5,7 @@ leave every other line to it: so a block's events table must equal the table of 
 reference's Events, and its bad lines the reference's BadLines (same line, code, reason,
 raw text), on hostile lines, the sample logs and simulated logs with injected errors.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -108,8 +109,9 @@ def assert_same(lines: list[bytes], name: str = "f.jsonl", first: int = 1) -> No
     got = bulk(lines, name, first)
     order = pa.compute.sort_indices(got.events.column("source_line"))
     assert plain(got.events.take(order)) == plain(want_events)
-    assert [(b.line, b.code, b.reason, b.raw, b.game_id, b.seq, b.player) for b in got.bad] == \
-        [(b.line, b.code, b.reason, b.raw, b.game_id, b.seq, b.player) for b in want_bad]
+    assert [(b.line, b.code, b.reason, b.raw, b.game_id, b.seq, b.player) for b in got.bad] == [
+        (b.line, b.code, b.reason, b.raw, b.game_id, b.seq, b.player) for b in want_bad
+    ]
     assert got.blank == want_blank
     assert got.lines == len(lines) == got.events.num_rows + len(got.bad) + got.blank
 
@@ -212,13 +214,46 @@ def test_a_block_that_is_not_utf8_skips_the_scan():
     assert bulk(lines, "f.jsonl").bulk_rows == 0
 
 
-_PIECES = [b"{", b"}", b"[", b"]", b",", b":", b" ", b'"', b"\\", b"-", b"0", b"5", b"7", b"1.5", b"e3",
-           b"null", b'"game_id"', b'"seq"', b'"type"', b'"player"', b'"dice"', b'"points"', b'"total"',
-           b'"ts"', b'"roll"', b'"keep"', b'"bank"', b'"farkle"', b'"a"', b'"g"', b'"\xc3\xa9"', b"\t"]
+_PIECES = [
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b",",
+    b":",
+    b" ",
+    b'"',
+    b"\\",
+    b"-",
+    b"0",
+    b"5",
+    b"7",
+    b"1.5",
+    b"e3",
+    b"null",
+    b'"game_id"',
+    b'"seq"',
+    b'"type"',
+    b'"player"',
+    b'"dice"',
+    b'"points"',
+    b'"total"',
+    b'"ts"',
+    b'"roll"',
+    b'"keep"',
+    b'"bank"',
+    b'"farkle"',
+    b'"a"',
+    b'"g"',
+    b'"\xc3\xa9"',
+    b"\t",
+]
 
 
-@given(st.lists(st.sampled_from(CLEAN), min_size=1, max_size=3),
-       st.lists(st.tuples(st.integers(0, 200), st.integers(0, 3), st.sampled_from(_PIECES)), max_size=4))
+@given(
+    st.lists(st.sampled_from(CLEAN), min_size=1, max_size=3),
+    st.lists(st.tuples(st.integers(0, 200), st.integers(0, 3), st.sampled_from(_PIECES)), max_size=4),
+)
 def test_mangled_lines_are_decoded_as_the_reference_decodes_them(lines, edits):
     """Clean lines with pieces of JSON inserted, deleted or swapped in: whatever the scan
     accepts, it accepts with the reference's values; the rest the reference decides."""
@@ -226,7 +261,7 @@ def test_mangled_lines_are_decoded_as_the_reference_decodes_them(lines, edits):
     for raw in lines:
         for at, drop, piece in edits:
             at %= len(raw) + 1
-            raw = raw[:at] + piece + raw[at + drop:]
+            raw = raw[:at] + piece + raw[at + drop :]
         mangled.append(raw.replace(b"\n", b""))
     assert_same(mangled + CLEAN)
 
@@ -242,8 +277,15 @@ def test_the_compiled_scan_and_its_plain_python_agree():
     results = []
     for f in (scan.scan_lines, scan.compiled("scan_lines")):
         n = len(lines)
-        out = (np.zeros(n, np.bool_), np.full((n, 6), -1, np.int64), np.zeros((n, 3), np.int64),
-               np.zeros((n, 3), np.bool_), np.zeros(n, np.int8), np.zeros((n, 6), np.int8), np.full(n, -1, np.int8))
+        out = (
+            np.zeros(n, np.bool_),
+            np.full((n, 6), -1, np.int64),
+            np.zeros((n, 3), np.int64),
+            np.zeros((n, 3), np.bool_),
+            np.zeros(n, np.int8),
+            np.zeros((n, 6), np.int8),
+            np.full(n, -1, np.int8),
+        )
         f(lines.buf, lines.starts, lines.ends, scan.KEY_BYTES, scan.KEY_LENS, scan.TYPE_BYTES, scan.TYPE_LENS, *out)
         ok = out[0]
         results.append([ok] + [a[ok] for a in out[1:]])  # rows outside the subset hold leftovers

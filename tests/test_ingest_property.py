@@ -10,6 +10,7 @@ processes,
   multisets of (game_id, seq, file, line, player, code, claimed, expected);
 - every table equals a one-run ingest of those files.
 """
+
 from __future__ import annotations
 
 import io
@@ -35,16 +36,27 @@ DEFAULT = Ruleset.builtin("standard")
 
 
 def dataset_findings(ds: Path) -> Counter:
-    rows = duckdb.sql(f"select game_id, seq, file, line, player, code, claimed, expected "
-                      f"from read_parquet('{ds}/findings/*.parquet')").fetchall()
+    rows = duckdb.sql(
+        f"select game_id, seq, file, line, player, code, claimed, expected from read_parquet('{ds}/findings/*.parquet')"
+    ).fetchall()
     return Counter(rows)
 
 
 def audit_findings(paths: list[Path]) -> Counter:
     report = audit_stream(read_events([InputSource(str(p), path=p) for p in paths]), DEFAULT, trace=False)
-    return Counter((f.game_id, f.seq, f.file, f.line, f.player, f.code,
-                    None if f.claimed is None else float(f.claimed),
-                    None if f.expected is None else float(f.expected)) for f in report.findings)
+    return Counter(
+        (
+            f.game_id,
+            f.seq,
+            f.file,
+            f.line,
+            f.player,
+            f.code,
+            None if f.claimed is None else float(f.claimed),
+            None if f.expected is None else float(f.expected),
+        )
+        for f in report.findings
+    )
 
 
 def scenario(seed: int, tmp: Path) -> tuple[list[list[tuple[Path, bytes]]], list[Path]]:
@@ -74,7 +86,7 @@ def scenario(seed: int, tmp: Path) -> tuple[list[list[tuple[Path, bytes]]], list
                 ev["dice"] = [rng.randint(1, 6) for _ in ev["dice"]]
                 lines.insert(rng.randrange(at, len(lines) + 1), json.dumps(ev).encode())
     cuts = sorted(rng.sample(range(1, len(lines)), 2))
-    a, b, c = lines[: cuts[0]], lines[cuts[0]: cuts[1]], lines[cuts[1]:]
+    a, b, c = lines[: cuts[0]], lines[cuts[0] : cuts[1]], lines[cuts[1] :]
     pa_, pb, pc_ = tmp / "a.jsonl", tmp / "b.jsonl", tmp / "c.jsonl"
     whole_a = b"\n".join(a) + b"\n"
     grown_at = rng.randrange(1, len(a) + 1)

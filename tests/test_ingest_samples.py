@@ -1,4 +1,5 @@
 """Ingest of sample_logs/: row counts per table against the logs themselves and README's truth."""
+
 from __future__ import annotations
 
 import gzip
@@ -69,9 +70,10 @@ def test_sample_logs_row_counts(tmp_path):
     ]
     rejects = duckdb.sql(f"select line, code from read_parquet('{out}/rejects/*.parquet') order by line").fetchall()
     assert rejects == [(10, "bad_json"), (23, "bad_event"), (43, "bad_event")]
-    assert count(out, "games") == duckdb.sql(
-        f"select count(*) from read_parquet('{out}/games/*.parquet') where complete"
-    ).fetchall()[0][0]
+    assert (
+        count(out, "games")
+        == duckdb.sql(f"select count(*) from read_parquet('{out}/games/*.parquet') where complete").fetchall()[0][0]
+    )
 
 
 def test_the_disputed_game_result(tmp_path):

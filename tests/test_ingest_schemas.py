@@ -1,4 +1,5 @@
 """schemas/tables/*.json are generated from pipeline/dataset/tables.py and must not drift from it."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """Input resolution: files, directories, globs and stdin become sources in the order given."""
+
 from __future__ import annotations
 
 import gzip
@@ -34,26 +35,40 @@ def test_files_keep_the_order_given(tmp_path):
 
 
 def test_directory_gives_its_log_files_in_name_order_one_level_deep(tmp_path):
-    make(tmp_path, "g10.jsonl", "g2.jsonl", "G3.JSONL", "a.jsonl.gz", "b.ndjson", "c.json.gz", "notes.txt",
-         ".hidden.jsonl", "sub/deeper.jsonl")
+    make(
+        tmp_path,
+        "g10.jsonl",
+        "g2.jsonl",
+        "G3.JSONL",
+        "a.jsonl.gz",
+        "b.ndjson",
+        "c.json.gz",
+        "notes.txt",
+        ".hidden.jsonl",
+        "sub/deeper.jsonl",
+    )
     result = resolve([str(tmp_path)])
-    assert names(result.sources) == [str(tmp_path / n) for n in
-                                     ("G3.JSONL", "a.jsonl.gz", "b.ndjson", "c.json.gz", "g10.jsonl", "g2.jsonl")]
+    assert names(result.sources) == [
+        str(tmp_path / n) for n in ("G3.JSONL", "a.jsonl.gz", "b.ndjson", "c.json.gz", "g10.jsonl", "g2.jsonl")
+    ]
     assert result.problems == []
     assert result.skipped == [str(tmp_path / "notes.txt")]
     assert result.notices == [
         f"{tmp_path}: 1 file not read, not named like logs (.jsonl, .ndjson, .json, or those + .gz): notes.txt; "
         "name a file to read it anyway",
         f"{tmp_path}: 1 subdirectory not read: sub; name one, or use a glob such as '{tmp_path}/**/*.jsonl'",
-        f"{tmp_path}: 1 hidden file not read: .hidden.jsonl"]
+        f"{tmp_path}: 1 hidden file not read: .hidden.jsonl",
+    ]
 
 
 def test_many_subdirectories_are_one_notice(tmp_path):
     make(tmp_path, "a.jsonl", *(f"2026-{m:02d}/day.jsonl" for m in range(1, 13)))
     result = resolve([str(tmp_path)])
     assert names(result.sources) == [str(tmp_path / "a.jsonl")]
-    assert result.notices == [f"{tmp_path}: 12 subdirectories not read: 2026-01, 2026-02, 2026-03, 2026-04, "
-                              f"2026-05 and 7 more; name one, or use a glob such as '{tmp_path}/**/*.jsonl'"]
+    assert result.notices == [
+        f"{tmp_path}: 12 subdirectories not read: 2026-01, 2026-02, 2026-03, 2026-04, "
+        f"2026-05 and 7 more; name one, or use a glob such as '{tmp_path}/**/*.jsonl'"
+    ]
 
 
 def test_other_files_in_a_directory_are_skipped_in_one_notice(tmp_path):
@@ -66,9 +81,11 @@ def test_other_files_in_a_directory_are_skipped_in_one_notice(tmp_path):
     records = list(read_events(result.sources))
     assert [(Path(r.file).name, r.line, r.type) for r in records] == [("a.jsonl", 1, "game_start")]
     skipped = [n for n in result.notices if "not read" in n]
-    assert skipped == [f"{tmp_path}: 8 files not read, not named like logs (.jsonl, .ndjson, .json, or those + .gz): "
-                       "README.md, image.png, sheet0.csv, sheet1.csv, sheet2.csv and 3 more; "
-                       "name a file to read it anyway"]
+    assert skipped == [
+        f"{tmp_path}: 8 files not read, not named like logs (.jsonl, .ndjson, .json, or those + .gz): "
+        "README.md, image.png, sheet0.csv, sheet1.csv, sheet2.csv and 3 more; "
+        "name a file to read it anyway"
+    ]
 
 
 def test_a_directory_of_no_logs_is_a_problem(tmp_path):
@@ -76,7 +93,8 @@ def test_a_directory_of_no_logs_is_a_problem(tmp_path):
     result = resolve([str(tmp_path)])
     assert result.sources == []
     assert [p.reason for p in result.problems] == [
-        "directory has no log files to read (names ending in .jsonl, .ndjson or .json, or those + .gz)"]
+        "directory has no log files to read (names ending in .jsonl, .ndjson or .json, or those + .gz)"
+    ]
 
 
 def test_a_dataset_directory_given_as_logs_is_one_problem(tmp_path):
@@ -89,24 +107,39 @@ def test_a_dataset_directory_given_as_logs_is_one_problem(tmp_path):
     result = resolve([str(tmp_path / "data"), str(tmp_path / "a.jsonl")])
     assert names(result.sources) == [str(tmp_path / "a.jsonl")] and result.notices == []
     (problem,) = result.problems
-    assert problem.reason.startswith("this is a dataset written by `farkle-logs ingest`, not a directory of logs: "
-                                     f"read it with `farkle-logs stats {tmp_path / 'data'}`")
+    assert problem.reason.startswith(
+        "this is a dataset written by `farkle-logs ingest`, not a directory of logs: "
+        f"read it with `farkle-logs stats {tmp_path / 'data'}`"
+    )
 
 
-@pytest.mark.parametrize("name, data, says", [
-    ("sheet.jsonl", b"game_id,turn,player,points,total\ng1,1,ana,300,300\n",
-     "this looks like a scoresheet CSV, not JSON Lines (one JSON event per line): pass it with --scoresheet"),
-    ("README.jsonl", b"# Logs\n\nThese are the logs.\n", "this looks like plain text"),
-    ("part.jsonl", b"PAR1\x15\x04\x15\x10\x00\x00", "this looks like a Parquet file"),
-    ("report.json", b"<!DOCTYPE html>\n<html><body>hi</body></html>\n", "this looks like an HTML page"),
-    ("array.json", b'[\n  {"game_id": "g1"}\n]\n', "this looks like one JSON document"),
-    ("events.json", b'[{"game_id": "g1"}, {"game_id": "g1"}]\n', "this looks like a JSON array, not JSON Lines"),
-    ("notepad.jsonl", '{"game_id": "g1", "seq": 1}\n'.encode("utf-16"), "this looks like UTF-16 text, not JSON Lines "
-     "(one JSON event per line): save it as UTF-8"),
-    ("rows.jsonl", b'["g1", 1, "game_start"]\n["g1", 2, "roll"]\n', "this looks like lines of JSON arrays, not JSON "
-     "Lines (one JSON event per line): each line must be one event object, {...}"),
-    ("zipped.jsonl.gz", gzip.compress(b"a,b,c\n1,2,3\n4,5,6\n"), "this looks like a CSV file"),
-])
+@pytest.mark.parametrize(
+    "name, data, says",
+    [
+        (
+            "sheet.jsonl",
+            b"game_id,turn,player,points,total\ng1,1,ana,300,300\n",
+            "this looks like a scoresheet CSV, not JSON Lines (one JSON event per line): pass it with --scoresheet",
+        ),
+        ("README.jsonl", b"# Logs\n\nThese are the logs.\n", "this looks like plain text"),
+        ("part.jsonl", b"PAR1\x15\x04\x15\x10\x00\x00", "this looks like a Parquet file"),
+        ("report.json", b"<!DOCTYPE html>\n<html><body>hi</body></html>\n", "this looks like an HTML page"),
+        ("array.json", b'[\n  {"game_id": "g1"}\n]\n', "this looks like one JSON document"),
+        ("events.json", b'[{"game_id": "g1"}, {"game_id": "g1"}]\n', "this looks like a JSON array, not JSON Lines"),
+        (
+            "notepad.jsonl",
+            '{"game_id": "g1", "seq": 1}\n'.encode("utf-16"),
+            "this looks like UTF-16 text, not JSON Lines (one JSON event per line): save it as UTF-8",
+        ),
+        (
+            "rows.jsonl",
+            b'["g1", 1, "game_start"]\n["g1", 2, "roll"]\n',
+            "this looks like lines of JSON arrays, not JSON "
+            "Lines (one JSON event per line): each line must be one event object, {...}",
+        ),
+        ("zipped.jsonl.gz", gzip.compress(b"a,b,c\n1,2,3\n4,5,6\n"), "this looks like a CSV file"),
+    ],
+)
 def test_a_named_file_that_is_not_json_lines_is_skipped_with_one_notice(tmp_path, name, data, says):
     make(tmp_path, "a.jsonl")
     make(tmp_path, name, data=data)
@@ -148,10 +181,14 @@ def test_a_file_with_no_events_says_so_and_is_still_read(tmp_path, data, says):
 def test_glob_matches_sorted_and_can_reach_into_subdirectories(tmp_path):
     make(tmp_path, "logs/b.jsonl.gz", "logs/a.jsonl.gz", "logs/c.jsonl", "logs/2026/d.jsonl.gz")
     assert names(resolve_inputs([str(tmp_path / "logs" / "*.jsonl.gz")])) == [
-        str(tmp_path / "logs" / "a.jsonl.gz"), str(tmp_path / "logs" / "b.jsonl.gz")]
+        str(tmp_path / "logs" / "a.jsonl.gz"),
+        str(tmp_path / "logs" / "b.jsonl.gz"),
+    ]
     assert names(resolve_inputs([str(tmp_path / "logs" / "**" / "*.gz")])) == [
         str(tmp_path / "logs" / "2026" / "d.jsonl.gz"),
-        str(tmp_path / "logs" / "a.jsonl.gz"), str(tmp_path / "logs" / "b.jsonl.gz")]
+        str(tmp_path / "logs" / "a.jsonl.gz"),
+        str(tmp_path / "logs" / "b.jsonl.gz"),
+    ]
 
 
 def test_a_path_with_glob_characters_that_exists_is_taken_literally(tmp_path):
@@ -162,15 +199,23 @@ def test_a_path_with_glob_characters_that_exists_is_taken_literally(tmp_path):
 def test_problems_are_collected_and_the_rest_still_resolves(tmp_path):
     make(tmp_path, "a.jsonl", "b.jsonl")
     (tmp_path / "empty").mkdir()
-    specs = [str(tmp_path / "a.jsonl"), str(tmp_path / "missing.jsonl"), str(tmp_path / "*.nothing"),
-             str(tmp_path / "empty"), "", str(tmp_path / "b.jsonl")]
+    specs = [
+        str(tmp_path / "a.jsonl"),
+        str(tmp_path / "missing.jsonl"),
+        str(tmp_path / "*.nothing"),
+        str(tmp_path / "empty"),
+        "",
+        str(tmp_path / "b.jsonl"),
+    ]
     result = resolve(specs)
     assert names(result.sources) == [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]
     assert [(p.spec, p.reason) for p in result.problems] == [
         (str(tmp_path / "missing.jsonl"), "no such file or directory"),
         (str(tmp_path / "*.nothing"), "no file matches this pattern"),
-        (str(tmp_path / "empty"), "directory has no log files to read (names ending in .jsonl, .ndjson or .json, "
-                                  "or those + .gz)"),
+        (
+            str(tmp_path / "empty"),
+            "directory has no log files to read (names ending in .jsonl, .ndjson or .json, or those + .gz)",
+        ),
         ("''", "an empty path names no file"),
     ]
     assert str(result.problems[0]) == f"{tmp_path / 'missing.jsonl'}: no such file or directory"

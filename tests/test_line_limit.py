@@ -5,6 +5,7 @@ The contract is held on the public reading functions (`iter_lines`, `read_events
 CLI, so any new line splitter has to keep it. Expected values come from a reference model
 written here (split on b"\\n", count, compare lengths), not from the reader.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -112,9 +113,7 @@ def test_a_long_line_becomes_a_bad_json_reject_with_its_number_and_size(tmp_path
     assert [type(i) for i in items] == [Event, BadLine, Event]
     bad = items[1]
     assert (bad.file, bad.line, bad.code) == (str(path), 3, "bad_json")
-    assert bad.reason == (
-        f"line is {len(big):,} bytes, over the limit of 1000 bytes; raise it with --max-line-bytes"
-    )
+    assert bad.reason == (f"line is {len(big):,} bytes, over the limit of 1000 bytes; raise it with --max-line-bytes")
     assert bad.raw == big.decode()  # shorter than LONG_LINE_HEAD: kept whole
     assert items[2].line == 4
 
@@ -202,11 +201,18 @@ def test_ingest_stores_the_long_line_as_a_reject_with_its_size(tmp_path):
         f"select line, code, reason, length(raw), raw_truncated from read_parquet('{out}/rejects/**/*.parquet')"
     ).fetchall()
     size = (3 << 20) + len('{"game_id":"","seq":1,"type":"game_start","players":["a"]}')
-    assert rows == [(standard_lines() + 1, "bad_json",
-                     f"line is {size:,} bytes, over the limit of 1 MiB; raise it with --max-line-bytes",
-                     64 * 1024, True)]
-    raised = runner.invoke(app, ["ingest", str(path), "-o", str(tmp_path / "ds2"), "-f", "json",
-                                 "--max-line-bytes", "8M"])
+    assert rows == [
+        (
+            standard_lines() + 1,
+            "bad_json",
+            f"line is {size:,} bytes, over the limit of 1 MiB; raise it with --max-line-bytes",
+            64 * 1024,
+            True,
+        )
+    ]
+    raised = runner.invoke(
+        app, ["ingest", str(path), "-o", str(tmp_path / "ds2"), "-f", "json", "--max-line-bytes", "8M"]
+    )
     assert json.loads(raised.stdout)["rejects"] == 0
 
 
@@ -223,8 +229,9 @@ MEASURE = textwrap.dedent("""
 
 
 def peak_mib(path: Path) -> tuple[int, int, list[str]]:
-    done = subprocess.run([sys.executable, "-c", MEASURE, str(path)], capture_output=True, text=True, cwd=ROOT,
-                          timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(path)], capture_output=True, text=True, cwd=ROOT, timeout=600
+    )
     assert done.returncode == 0, done.stderr
     peak, games, codes = done.stdout.split(" ", 2)
     return int(peak), int(games), eval(codes)

@@ -5,6 +5,7 @@ log and log-format.md, not from the code under test: a lost bank (bo keeps 1 and
 om's six dice reveal it), a lost farkle in a penalty game, and events logged under a name
 that is not a player of the game (the "phantom player" of issue 13).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -35,8 +36,12 @@ def lost_bank() -> Log:
 
 def lost_farkle() -> Log:
     """g2: penalty 500 after 2 in a row; ana busts twice (the 2nd farkle line lost: -500)."""
-    log = Log("g2", players=("ana", "bo"), rules={"base": "standard", "farkle_penalty": 500, "penalty_after": 2},
-              ts="2026-03-02T10:00:00Z")
+    log = Log(
+        "g2",
+        players=("ana", "bo"),
+        rules={"base": "standard", "farkle_penalty": 500, "penalty_after": 2},
+        ts="2026-03-02T10:00:00Z",
+    )
     log.bust("ana", total=0)  # seq 2, 3
     log.opening_turn("bo")  # seq 4-6
     log.roll("ana", BUST)  # seq 7: farkle line lost
@@ -75,7 +80,8 @@ def test_turns_table_marks_implied_ends(dataset):
     rows = con.execute(
         f"select game_id, player, turn, outcome, end_seq, end_implied, claimed_points, corrected_points, "
         f"claimed_total, corrected_total from read_parquet('{dataset}/turns/**/*.parquet') "
-        "where game_id in ('g1', 'g2') order by game_id, start_seq").fetchall()
+        "where game_id in ('g1', 'g2') order by game_id, start_seq"
+    ).fetchall()
     assert rows == [
         ("g1", "bo", 1, "bank", 4, True, 150, 150, 150, 150),
         ("g1", "om", 1, "bank", 6, False, 1000, 1000, 1000, 1000),
@@ -92,13 +98,16 @@ def test_dataset_findings_equal_the_audit_and_games_have_list_winners(dataset, l
     con = duckdb.connect()
     stored = con.execute(
         f"select game_id, seq, line, player, code from read_parquet('{dataset}/findings/**/*.parquet') "
-        "order by game_id, seq, code").fetchall()
+        "order by game_id, seq, code"
+    ).fetchall()
     report = audit_stream(_items(logs))
     audited = sorted((f.game_id, f.seq, f.line, f.player, f.code) for f in report.findings)
     assert stored == audited
     assert ("g1", 4, 4, "bo", "missing_turn_end") in stored
-    games = con.execute(f"select game_id, winner_claimed, winner_corrected from read_parquet('{dataset}/games/**/*.parquet') "
-                        "order by game_id").fetchall()
+    games = con.execute(
+        f"select game_id, winner_claimed, winner_corrected from read_parquet('{dataset}/games/**/*.parquet') "
+        "order by game_id"
+    ).fetchall()
     assert games == [("g1", None, ["om"]), ("g2", None, ["bo"]), ("g3", None, ["ana", "bo"])]
 
 
@@ -114,8 +123,10 @@ def _items(path):
 
 def test_decisions_count_the_implied_bank_once(dataset):
     con = duckdb.connect()
-    rows = con.execute(f"select seq, player, choice from read_parquet('{dataset}/decisions/**/*.parquet') "
-                       "where game_id = 'g1' order by seq").fetchall()
+    rows = con.execute(
+        f"select seq, player, choice from read_parquet('{dataset}/decisions/**/*.parquet') "
+        "where game_id = 'g1' order by seq"
+    ).fetchall()
     assert rows == [(3, "bo", "bank"), (5, "om", "bank"), (8, "bo", "bank")]
 
 

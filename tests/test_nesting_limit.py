@@ -1,5 +1,6 @@
 """Deeply nested JSON (issue 11 item 1): one bad_json line, never a RecursionError that
 kills the run; ruleset files and inline --rules JSON: exit 2 with a message."""
+
 from __future__ import annotations
 
 import json
@@ -30,9 +31,15 @@ def roll_with_note(levels: int) -> bytes:
     return ('{"game_id":"g1","seq":2,"type":"roll","player":"a","dice":[1],"note":' + note + "}").encode()
 
 
-@pytest.mark.parametrize("raw", [DEEP_ARRAY, DEEP_OBJECT, b'{"game_id":"g1","x":' + DEEP_ARRAY + b"}",
-                                 b'{"game_id":"g","seq":1,"type":"game_start","players":["a"],"rules":'
-                                 + DEEP_OBJECT + b"}"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        DEEP_ARRAY,
+        DEEP_OBJECT,
+        b'{"game_id":"g1","x":' + DEEP_ARRAY + b"}",
+        b'{"game_id":"g","seq":1,"type":"game_start","players":["a"],"rules":' + DEEP_OBJECT + b"}",
+    ],
+)
 def test_a_line_nested_5000_deep_is_one_bad_json_line(raw):
     bad = parse_line(raw, "log.jsonl", 3)
     assert isinstance(bad, BadLine)
@@ -78,12 +85,15 @@ def test_audit_and_ingest_keep_every_other_game(tmp_path):
     assert reasons == [("not valid JSON: " + TOO_DEEP,)]
 
 
-@pytest.mark.parametrize("name, text", [
-    ("deep.json", '{"base": "standard", "opening": ' + "[" * 5000 + "]" * 5000 + "}"),
-    ("deep_object.json", '{"a":' * 5000 + "1" + "}" * 5000),
-    ("deep.toml", "opening = " + "[" * 5000 + "]" * 5000 + "\n"),
-    ("deep_table.toml", "x = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n"),
-])
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("deep.json", '{"base": "standard", "opening": ' + "[" * 5000 + "]" * 5000 + "}"),
+        ("deep_object.json", '{"a":' * 5000 + "1" + "}" * 5000),
+        ("deep.toml", "opening = " + "[" * 5000 + "]" * 5000 + "\n"),
+        ("deep_table.toml", "x = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n"),
+    ],
+)
 def test_a_deeply_nested_ruleset_file_is_exit_2_with_a_message(tmp_path, name, text):
     path = tmp_path / name
     path.write_text(text)

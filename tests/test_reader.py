@@ -2,6 +2,7 @@
 
 Expected values are written out by hand from log-format.md, not computed by the reader.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -79,8 +80,9 @@ def test_log_format_example_reads_as_events():
 
 def test_every_field_lands_where_the_model_says():
     e = parse(ev("bank", player="ana", points=-50, total=-300, ts="2026-01-02T03:04:05.25+01:00"))
-    assert e == Event("g1", 4, "bank", "log.jsonl", 7, ts="2026-01-02T03:04:05.25+01:00",
-                      player="ana", points=-50, total=-300)
+    assert e == Event(
+        "g1", 4, "bank", "log.jsonl", 7, ts="2026-01-02T03:04:05.25+01:00", player="ana", points=-50, total=-300
+    )
     end = parse(ev("game_end", winner=["ana", "bo"], scores={"ana": 10000, "bo": 10000}))
     assert end.winner == ("ana", "bo") and end.scores == {"ana": 10000, "bo": 10000}
     assert parse(VALID["game_end"]).winner == "ana"
@@ -108,12 +110,20 @@ def test_json_schema_integers_3_point_0_is_3():
 
 
 def test_unknown_and_foreign_fields_go_to_extra_untouched():
-    e = parse(ev("roll", player="ana", dice=[1], points="not checked here", total=None,
-                 note={"deep": [1, 2.5, None]}, winner=7))
+    e = parse(
+        ev(
+            "roll",
+            player="ana",
+            dice=[1],
+            points="not checked here",
+            total=None,
+            note={"deep": [1, 2.5, None]},
+            winner=7,
+        )
+    )
     assert type(e) is Event
     assert e.points is None and e.total is None and e.winner is None
-    assert e.extra == {"points": "not checked here", "total": None,
-                       "note": {"deep": [1, 2.5, None]}, "winner": 7}
+    assert e.extra == {"points": "not checked here", "total": None, "note": {"deep": [1, 2.5, None]}, "winner": 7}
     start = parse(ev("game_start", players=["ana"], player="ana"))
     assert start.player is None and start.extra == {"player": "ana"}
 
@@ -174,8 +184,13 @@ BAD_EVENTS = [
     (ev("game_start", players=["ana", ""]), "each name in 'players' must be a non-empty string", "g1", 4, None),
     (ev("game_start", players=["ana", 2]), "each name in 'players' must be a non-empty string, got 2", "g1", 4, None),
     (ev("game_start", players=["ana"], rules="house"), "invalid 'rules': unknown ruleset 'house'", "g1", 4, None),
-    (ev("game_start", players=["ana"], rules={"base": "standard", "jokers": 2}),
-     "invalid 'rules': unknown knob 'jokers'", "g1", 4, None),
+    (
+        ev("game_start", players=["ana"], rules={"base": "standard", "jokers": 2}),
+        "invalid 'rules': unknown knob 'jokers'",
+        "g1",
+        4,
+        None,
+    ),
     (ev("game_start", players=["ana"], rules={"opening": -5}), "invalid 'rules': knob 'opening'", "g1", 4, None),
     (ev("game_start", players=["ana"], rules={"n_of_a_kind": "tripling"}), "knob 'n_of_a_kind'", "g1", 4, None),
     (ev("game_start", players=["ana"], rules=None), "invalid 'rules'", "g1", 4, None),
@@ -191,8 +206,7 @@ BAD_EVENTS = [
 ]
 
 
-@pytest.mark.parametrize("obj, words, game_id, seq, player", BAD_EVENTS,
-                         ids=[words for _, words, *_ in BAD_EVENTS])
+@pytest.mark.parametrize("obj, words, game_id, seq, player", BAD_EVENTS, ids=[words for _, words, *_ in BAD_EVENTS])
 def test_bad_event_reason_names_the_field(obj, words, game_id, seq, player):
     raw = enc(obj)
     bad = parse_line(raw, "log.jsonl", 7)
@@ -205,8 +219,10 @@ def test_bad_event_reason_names_the_field(obj, words, game_id, seq, player):
     assert bad == reference(raw)
 
 
-@pytest.mark.parametrize("raw, kind", [(b"[1, 2]", "array"), (b'"roll"', "string"), (b"42", "number"),
-                                       (b"null", "null"), (b"true", "boolean")])
+@pytest.mark.parametrize(
+    "raw, kind",
+    [(b"[1, 2]", "array"), (b'"roll"', "string"), (b"42", "number"), (b"null", "null"), (b"true", "boolean")],
+)
 def test_a_json_value_that_is_not_an_object_is_bad_event(raw, kind):
     bad = parse(raw)
     assert (bad.code, bad.game_id, bad.seq, bad.player) == ("bad_event", None, None, None)
@@ -214,18 +230,24 @@ def test_a_json_value_that_is_not_an_object_is_bad_event(raw, kind):
 
 
 # ---- bad_json ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("raw, words", [
-    (b'{"game_id":"g1","seq":1,"type":"keep","player":"a","dice":[1],"points":NaN}', "NaN is not a JSON number"),
-    (b'{"game_id":"g1","seq":1,"type":"bank","player":"a","points":Infinity,"total":1}', "Infinity is not a JSON number"),
-    (b'{"game_id":"g1","seq":-Infinity}', "-Infinity is not a JSON number"),
-    (b'{"game_id":"g1","seq":1,"type":"farkle","player":"a"} trailing', "trailing characters"),
-    (b'{"game_id":"g1","seq":1,"type":"farkle","player":"a"}{"x":1}', "trailing characters"),
-    (b'{"game_id":"g1","seq":1,', "ends in the middle of a value"),
-    (b"{'game_id': 'g1'}", "not valid JSON"),
-    (b'{"game_id":"g1","seq":1,"type":"farkle","player":"a",}', "not valid JSON"),
-    (b'{"seq": 1e999}', "too large"),
-    (b"farkle happened", "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "raw, words",
+    [
+        (b'{"game_id":"g1","seq":1,"type":"keep","player":"a","dice":[1],"points":NaN}', "NaN is not a JSON number"),
+        (
+            b'{"game_id":"g1","seq":1,"type":"bank","player":"a","points":Infinity,"total":1}',
+            "Infinity is not a JSON number",
+        ),
+        (b'{"game_id":"g1","seq":-Infinity}', "-Infinity is not a JSON number"),
+        (b'{"game_id":"g1","seq":1,"type":"farkle","player":"a"} trailing', "trailing characters"),
+        (b'{"game_id":"g1","seq":1,"type":"farkle","player":"a"}{"x":1}', "trailing characters"),
+        (b'{"game_id":"g1","seq":1,', "ends in the middle of a value"),
+        (b"{'game_id': 'g1'}", "not valid JSON"),
+        (b'{"game_id":"g1","seq":1,"type":"farkle","player":"a",}', "not valid JSON"),
+        (b'{"seq": 1e999}', "too large"),
+        (b"farkle happened", "not valid JSON"),
+    ],
+)
 def test_not_strict_json_is_bad_json(raw, words):
     bad = parse(raw)
     assert type(bad) is BadLine and bad.code == "bad_json"
@@ -263,16 +285,20 @@ def test_crlf_and_surrounding_spaces_are_fine():
 
 
 # ---- the fast path never decides differently from the reference ------------------------------
-SAMPLES = [enc(obj) for obj in VALID.values()] + [enc(obj) for obj, *_ in BAD_EVENTS] + [
-    enc(ev("game_start", players=["ana"], rules={"base": "standard", "partial_straights": {"12345": 500}})),
-    enc(ev("roll", player="ana", dice=[6] * 6, ts="2024-02-29T23:59:59.999999Z")),
-    enc(ev("roll", player="ana", dice=[6] * 6, ts="2026-01-02T03:04:05z")),
-    enc(ev("roll", player="ana", dice=[6] * 6, ts="2026-01-02T03:04:05Z\n")),
-    enc(ev("bank", player="ana", points=2**63 - 1, total=-(2**63))),
-    enc(ev("bank", player="ana", points=0, total=-(2**63) - 1)),
-    enc(ev("farkle", player="bo", extra_field=1)),
-    enc(ev("game_end", winner=["ana"], scores={})),
-]
+SAMPLES = (
+    [enc(obj) for obj in VALID.values()]
+    + [enc(obj) for obj, *_ in BAD_EVENTS]
+    + [
+        enc(ev("game_start", players=["ana"], rules={"base": "standard", "partial_straights": {"12345": 500}})),
+        enc(ev("roll", player="ana", dice=[6] * 6, ts="2024-02-29T23:59:59.999999Z")),
+        enc(ev("roll", player="ana", dice=[6] * 6, ts="2026-01-02T03:04:05z")),
+        enc(ev("roll", player="ana", dice=[6] * 6, ts="2026-01-02T03:04:05Z\n")),
+        enc(ev("bank", player="ana", points=2**63 - 1, total=-(2**63))),
+        enc(ev("bank", player="ana", points=0, total=-(2**63) - 1)),
+        enc(ev("farkle", player="bo", extra_field=1)),
+        enc(ev("game_end", winner=["ana"], scores={})),
+    ]
+)
 
 
 @pytest.mark.parametrize("raw", SAMPLES)
@@ -284,9 +310,15 @@ def test_fast_path_agrees_with_the_reference(raw):
 @given(kind=st.sampled_from(list(VALID)), data=st.data())
 def test_fast_path_agrees_with_the_reference_on_mutated_events(kind, data):
     obj = dict(VALID[kind])
-    values = st.one_of(st.none(), st.booleans(), st.integers(-3, 8), st.floats(allow_nan=False, allow_infinity=False),
-                       st.text(max_size=3), st.lists(st.integers(0, 7), max_size=8),
-                       st.sampled_from(["2026-01-02T03:04:05Z", "standard", "ana", "roll"]))
+    values = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-3, 8),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=3),
+        st.lists(st.integers(0, 7), max_size=8),
+        st.sampled_from(["2026-01-02T03:04:05Z", "standard", "ana", "roll"]),
+    )
     for key in data.draw(st.lists(st.sampled_from(sorted(obj) + ["ts", "rules", "total", "x"]), max_size=3)):
         if data.draw(st.booleans()):
             obj.pop(key, None)
@@ -450,8 +482,11 @@ def test_invalid_utf8_spoils_only_its_line(tmp_path):
 
 
 @settings(max_examples=200, deadline=None)
-@given(pieces=st.lists(st.sampled_from([b"\n", b"a", b"  ", b"{}", b"\r\n", b"x" * 50]), max_size=60),
-       chunk=st.integers(1, 64), packed=st.booleans())
+@given(
+    pieces=st.lists(st.sampled_from([b"\n", b"a", b"  ", b"{}", b"\r\n", b"x" * 50]), max_size=60),
+    chunk=st.integers(1, 64),
+    packed=st.booleans(),
+)
 def test_lines_survive_any_chunk_boundary(pieces, chunk, packed):
     """With tiny read and inflate steps, a line split across chunks comes out whole."""
     data = b"".join(pieces)
@@ -500,7 +535,10 @@ def test_sources_are_read_in_order_and_problems_reported_in_place(tmp_path):
     for record in read_events([source_for(a), source_for(gone), source_for(b)], on_problem=seen.append):
         seen.append(record)
     assert [(type(r).__name__, r.file, r.line) for r in seen] == [
-        ("Event", str(a), 1), ("FileProblem", str(gone), None), ("Event", str(b), 2)]
+        ("Event", str(a), 1),
+        ("FileProblem", str(gone), None),
+        ("Event", str(b), 2),
+    ]
     assert "cannot read" in seen[1].reason
 
 

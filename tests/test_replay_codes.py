@@ -2,6 +2,7 @@
 
 Expected values come from log-format.md and rules.md, worked out by hand in comments.
 """
+
 from __future__ import annotations
 
 from tests.gamelog import Log, audit, codes
@@ -402,6 +403,7 @@ def test_interleaved_games_are_replayed_separately():
 
 # ---- precedence: an event that breaks two rules gets the first code of its row ----------
 
+
 def test_precedence_seq_error_beats_scoring_error():
     log = Log()
     log.roll("ana", [6, 6, 6, 2, 3, 4]).keep("ana", [6, 6, 6], 999, seq=4).bank("ana", 999, 999)
@@ -446,6 +448,7 @@ def test_precedence_final_score_mismatch_beats_wrong_winner():
 
 # ---- corrected scores -------------------------------------------------------------
 
+
 def test_corrected_winner_differs_when_a_meld_decided_the_game():
     log = Log(rules={"base": "standard", "target": 1100})
     log.roll("ana", [1, 1, 1, 2, 3, 4]).keep("ana", [1, 1, 1], 1000).bank("ana", 1000, 1000)
@@ -480,7 +483,10 @@ def test_turn_records_count_turns_per_player():
     log = Log().opening_turn("ana").bust("bo").opening_turn("ana", total_before=600)
     out = audit(log)
     assert [(t.player, t.turn, t.outcome, t.claimed_total) for t in out.turns] == [
-        ("ana", 1, "bank", 600), ("bo", 1, "farkle", 0), ("ana", 2, "bank", 1200)]
+        ("ana", 1, "bank", 600),
+        ("bo", 1, "farkle", 0),
+        ("ana", 2, "bank", 1200),
+    ]
 
 
 def test_meld_with_an_earlier_keep_that_had_a_non_scoring_die():
@@ -499,7 +505,9 @@ def test_decision_and_roll_records_carry_corrected_points_for_judging():
     log.roll("ana", [5, 5, 5, 2, 3]).keep("ana", [5, 5, 5], 500).bank("ana", 650, 650)
     out = audit(log)
     assert [(d.turn_points, d.turn_points_corrected, d.choice) for d in out.decisions] == [
-        (150, 100, "roll"), (650, 600, "bank")]
+        (150, 100, "roll"),
+        (650, 600, "bank"),
+    ]
     assert [(r.points_before, r.opened) for r in out.rolls] == [(0, False), (100, False)]
 
 

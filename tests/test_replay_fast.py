@@ -7,6 +7,7 @@ logs with injected errors under many rulesets (games interleaved), on randomly m
 games, and on small hand-made edge cases; and they hold the compiled kernel to its own
 pure-Python source.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -65,11 +66,11 @@ def assert_same_tables(events: pa.Table, rules: Ruleset = STANDARD, *, jit: bool
     return got
 
 
-def simulated(games: int, seed: int, rules=(STANDARD,), inject_rate: float = 0.0, tables: int = 3,
-              players=(2, 4), **kw) -> list[str]:
+def simulated(
+    games: int, seed: int, rules=(STANDARD,), inject_rate: float = 0.0, tables: int = 3, players=(2, 4), **kw
+) -> list[str]:
     buffer = io.BytesIO()
-    simulate(buffer, games=games, seed=seed, rules=rules, inject_rate=inject_rate, tables=tables, players=players,
-             **kw)
+    simulate(buffer, games=games, seed=seed, rules=rules, inject_rate=inject_rate, tables=tables, players=players, **kw)
     return buffer.getvalue().decode().splitlines()
 
 
@@ -80,15 +81,17 @@ def sample_lines(path: Path) -> list[str]:
     return data.decode().splitlines()
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "sample_logs").iterdir()
-                                        if p.name.endswith((".jsonl", ".jsonl.gz"))))
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in (ROOT / "sample_logs").iterdir() if p.name.endswith((".jsonl", ".jsonl.gz")))
+)
 def test_sample_logs(name):
     assert_same_tables(events_table(sample_lines(ROOT / "sample_logs" / name), name))
 
 
 def test_split_game_given_in_order():
-    lines = sample_lines(ROOT / "sample_logs" / "split_game-1.jsonl") + \
-        sample_lines(ROOT / "sample_logs" / "split_game-2.jsonl")
+    lines = sample_lines(ROOT / "sample_logs" / "split_game-1.jsonl") + sample_lines(
+        ROOT / "sample_logs" / "split_game-2.jsonl"
+    )
     got = assert_same_tables(events_table(lines))
     assert got["findings"].num_rows == 0 and got["games"].num_rows == 1
 
@@ -101,16 +104,19 @@ def test_golden_logs(name):
 RULESETS = {
     "standard": STANDARD,
     "playmonster": Ruleset.builtin("playmonster"),
-    "doubling": Ruleset.from_value({"base": "standard", "n_of_a_kind": "doubling", "three_pairs": 750,
-                                    "opening": 1000}),
-    "penalty": Ruleset.from_value({"base": "standard", "opening": 350, "min_bank": 300, "farkle_penalty": 500,
-                                   "penalty_after": 3}),
+    "doubling": Ruleset.from_value(
+        {"base": "standard", "n_of_a_kind": "doubling", "three_pairs": 750, "opening": 1000}
+    ),
+    "penalty": Ruleset.from_value(
+        {"base": "standard", "opening": 350, "min_bank": 300, "farkle_penalty": 500, "penalty_after": 3}
+    ),
     "penalty_every_farkle": Ruleset.from_value({"base": "standard", "farkle_penalty": 100, "penalty_after": 1}),
     "min_bank": Ruleset.from_value({"base": "standard", "min_bank": 400}),
     "opening_0": Ruleset.from_value({"base": "standard", "opening": 0}),
     "zero_points": Ruleset.from_value({"base": "standard", "single_five": 0, "three_pairs": 0}),
-    "zero_ones": Ruleset.from_value({"base": "standard", "single_one": 0, "three_ones": 0, "straight": 0,
-                                     "four_kind": 0}),
+    "zero_ones": Ruleset.from_value(
+        {"base": "standard", "single_one": 0, "three_ones": 0, "straight": 0, "four_kind": 0}
+    ),
     "no_split_kinds": Ruleset.from_value({"base": "standard", "split_kinds": False}),
     "linear_short": Ruleset.from_value({"base": "playmonster", "n_of_a_kind": "linear", "target": 3000}),
 }
@@ -170,16 +176,30 @@ EDGE_CASES = {
     "farkle wrong total": [("roll", "ana", [2, 2, 3, 4, 6, 6]), ("farkle", "ana", -5)],
     "not a player": [("roll", "zed", [2, 2, 3, 4, 6, 6])],
     "wrong turn": [("roll", "bo", [2, 2, 3, 4, 6, 6])],
-    "lost bank": [("roll", "ana", [1, 2, 3, 4, 6, 6]), ("keep", "ana", [1], 100),
-                  ("roll", "bo", [1, 1, 1, 3, 4, 6])],
-    "lost farkle": [("roll", "ana", [2, 2, 3, 4, 6, 6]), ("roll", "bo", [1, 1, 1, 3, 4, 6]),
-                    ("keep", "bo", [1, 1, 1], 1000), ("bank", "bo", 1000, 1000)],
-    "lost bank then on": [("roll", "ana", [1, 5, 3, 4, 6, 6]), ("keep", "ana", [1, 5], 150),
-                          ("roll", "bo", [2, 2, 3, 4, 6, 6]), ("farkle", "bo"),
-                          ("roll", "ana", [2, 2, 3, 4, 6, 6]), ("farkle", "ana")],
-    "hot dice": [("roll", "ana", [1, 1, 1, 5, 5, 5]), ("keep", "ana", [1, 1, 1, 5, 5, 5], 1500),
-                 ("roll", "ana", [1, 2, 3, 4, 6, 6]), ("keep", "ana", [1], 100),
-                 ("bank", "ana", 1600, 1600), ("roll", "bo", [2, 2, 3, 4, 6, 6]), ("farkle", "bo")],
+    "lost bank": [("roll", "ana", [1, 2, 3, 4, 6, 6]), ("keep", "ana", [1], 100), ("roll", "bo", [1, 1, 1, 3, 4, 6])],
+    "lost farkle": [
+        ("roll", "ana", [2, 2, 3, 4, 6, 6]),
+        ("roll", "bo", [1, 1, 1, 3, 4, 6]),
+        ("keep", "bo", [1, 1, 1], 1000),
+        ("bank", "bo", 1000, 1000),
+    ],
+    "lost bank then on": [
+        ("roll", "ana", [1, 5, 3, 4, 6, 6]),
+        ("keep", "ana", [1, 5], 150),
+        ("roll", "bo", [2, 2, 3, 4, 6, 6]),
+        ("farkle", "bo"),
+        ("roll", "ana", [2, 2, 3, 4, 6, 6]),
+        ("farkle", "ana"),
+    ],
+    "hot dice": [
+        ("roll", "ana", [1, 1, 1, 5, 5, 5]),
+        ("keep", "ana", [1, 1, 1, 5, 5, 5], 1500),
+        ("roll", "ana", [1, 2, 3, 4, 6, 6]),
+        ("keep", "ana", [1], 100),
+        ("bank", "ana", 1600, 1600),
+        ("roll", "bo", [2, 2, 3, 4, 6, 6]),
+        ("farkle", "bo"),
+    ],
 }
 
 
@@ -205,19 +225,25 @@ def test_edge_cases(case):
     assert any(got["turns"].column("end_implied").to_pylist()) == case.startswith("lost")
 
 
-@pytest.mark.parametrize("knob,dice,points", [
-    ("single_five", [5], 50), ("single_one", [1], 100), ("three_ones", [1, 1, 1], 1000),
-    ("three_pairs", [2, 2, 3, 3, 4, 4], 750),
-])
+@pytest.mark.parametrize(
+    "knob,dice,points",
+    [
+        ("single_five", [5], 50),
+        ("single_one", [1], 100),
+        ("three_ones", [1, 1, 1], 1000),
+        ("three_pairs", [2, 2, 3, 3, 4, 4], 750),
+    ],
+)
 def test_zero_point_combinations(knob, dice, points):
     """A combination worth 0 is no combination: a keep of it is not legal, a roll of only it
     is a farkle. Keeps and farkles on such dice, under the knob at 0 and not."""
     roll = dice + [2, 3, 4, 6, 6, 2][: 6 - len(dice)] if len(dice) < 6 else dice
     for rules in ({"base": "standard"}, {"base": "standard", knob: 0}):
-        for events in ([("roll", "ana", roll), ("keep", "ana", dice, points), ("bank", "ana", points, points)],
-                       [("roll", "ana", roll), ("keep", "ana", dice, 0), ("bank", "ana", 0, 0)],
-                       [("roll", "ana", roll), ("farkle", "ana"), ("roll", "bo", [2, 2, 3, 4, 6, 6]),
-                        ("farkle", "bo")]):
+        for events in (
+            [("roll", "ana", roll), ("keep", "ana", dice, points), ("bank", "ana", points, points)],
+            [("roll", "ana", roll), ("keep", "ana", dice, 0), ("bank", "ana", 0, 0)],
+            [("roll", "ana", roll), ("farkle", "ana"), ("roll", "bo", [2, 2, 3, 4, 6, 6]), ("farkle", "bo")],
+        ):
             assert_same_tables(events_table(edge_lines(events, rules=rules)))
 
 
@@ -226,16 +252,19 @@ def test_game_end_checks_route_to_the_reference():
     a second game_end, a tie given as a list."""
     events = [("roll", "ana", [1, 1, 1, 1, 1, 1]), ("keep", "ana", [1, 1, 1, 1, 1, 1], 3000)]
     short = {"base": "standard", "target": 2000}
-    base = edge_lines(events + [("bank", "ana", 3000, 3000), ("roll", "bo", [2, 2, 3, 4, 6, 6]),
-                                ("farkle", "bo")], rules=short)
+    base = edge_lines(
+        events + [("bank", "ana", 3000, 3000), ("roll", "bo", [2, 2, 3, 4, 6, 6]), ("farkle", "bo")], rules=short
+    )
     end = {"game_id": "e", "seq": len(base) + 1, "type": "game_end"}
     variants = {
         "right": [dict(end, winner="ana", scores={"ana": 3000, "bo": 0})],
         "as list": [dict(end, winner=["ana"], scores={"ana": 3000, "bo": 0})],
         "wrong score": [dict(end, winner="ana", scores={"ana": 3000, "bo": 50})],
         "wrong winner": [dict(end, winner="bo", scores={"ana": 3000, "bo": 0})],
-        "second game_end": [dict(end, winner="ana", scores={"ana": 3000, "bo": 0}),
-                            dict(end, seq=end["seq"] + 1, winner="bo", scores={"ana": 3000, "bo": 0})],
+        "second game_end": [
+            dict(end, winner="ana", scores={"ana": 3000, "bo": 0}),
+            dict(end, seq=end["seq"] + 1, winner="bo", scores={"ana": 3000, "bo": 0}),
+        ],
         "play after": [dict(end, type="roll", player="ana", dice=[1, 2, 3, 4, 6, 6])],
     }
     for name, tail in variants.items():
@@ -253,8 +282,14 @@ def test_unknown_games_and_late_game_start():
 
 def test_ruleset_beyond_the_kernels_range_goes_to_the_reference():
     huge = {"base": "standard", "straight": 2**40}
-    lines = edge_lines([("roll", "ana", [1, 2, 3, 4, 5, 6]), ("keep", "ana", [1, 2, 3, 4, 5, 6], 2**40),
-                        ("bank", "ana", 2**40, 2**40)], rules=huge)
+    lines = edge_lines(
+        [
+            ("roll", "ana", [1, 2, 3, 4, 5, 6]),
+            ("keep", "ana", [1, 2, 3, 4, 5, 6], 2**40),
+            ("bank", "ana", 2**40, 2**40),
+        ],
+        rules=huge,
+    )
     fast = FastReplay(STANDARD)
     events = events_table(lines)
     fast.feed(event_columns(events, fast, STANDARD))
@@ -288,9 +323,17 @@ def test_compiled_kernel_equals_its_python_source():
     assert_same_tables(events, jit=False)
 
 
-@pytest.mark.parametrize("sub,roll,expected", [
-    (100000, 100000, True), (200000, 100000, False), (10, 111111, True), (11, 111111, True),
-    (600000, 600000, True), (0, 600000, False), (1, 10, False),
-])
+@pytest.mark.parametrize(
+    "sub,roll,expected",
+    [
+        (100000, 100000, True),
+        (200000, 100000, False),
+        (10, 111111, True),
+        (11, 111111, True),
+        (600000, 600000, True),
+        (0, 600000, False),
+        (1, 10, False),
+    ],
+)
 def test_sub_multiset_by_digits(sub, roll, expected):
     assert K.is_sub_multiset(sub, roll) is expected

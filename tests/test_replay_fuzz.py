@@ -5,6 +5,7 @@ swapped lines) are replayed; the invariants of log-format.md must hold for every
 at most one finding per line, every finding's code known, findings that point at a line
 point at a real one, and a result for every started game.
 """
+
 from __future__ import annotations
 
 import io
@@ -32,8 +33,9 @@ def base_lines() -> list[dict]:
 def test_mangled_games_keep_the_contract(base_lines, seed):
     rng = random.Random(seed)
     lines = mangle(base_lines, rng, max_edits=12, cut_off=False)
-    items = [item for n, text in enumerate(lines, 1)
-             if (item := parse_line(text.encode(), "fuzz.jsonl", n)) is not None]
+    items = [
+        item for n, text in enumerate(lines, 1) if (item := parse_line(text.encode(), "fuzz.jsonl", n)) is not None
+    ]
     out = audit_items(items, trace=True)
     assert {f.code for f in out.findings} <= set(FINDING_CODES)
     end_of_input = {"missing_turn_end", "game_incomplete"}

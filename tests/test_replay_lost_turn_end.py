@@ -8,6 +8,7 @@ roll starts the roller's turn. Every other event by another player inside an ope
 stays `wrong_player`, applied to the open turn. Each expected figure is worked out by hand
 from the spec in the comments.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,9 @@ def audit(log: Log):
 
 
 def turns_of(out):
-    return [(t.player, t.turn, t.outcome, t.end_seq, t.end_implied, t.claimed_points, t.corrected_points)
-            for t in out.turns]
+    return [
+        (t.player, t.turn, t.outcome, t.end_seq, t.end_implied, t.claimed_points, t.corrected_points) for t in out.turns
+    ]
 
 
 # ---- a lost bank ------------------------------------------------------------------------------
@@ -84,8 +86,7 @@ def test_play_goes_on_after_the_roller_and_the_implied_bank_counts_as_opened():
 def test_implied_bank_records_the_pending_choice_as_a_bank():
     out = audit(lost_bank({"base": "standard", "opening": 0}))
     assert [(d.seq, d.player, d.choice) for d in out.decisions] == [(3, "bo", "bank"), (5, "om", "bank")]
-    assert [(r.seq, r.player, r.turn, r.kept) for r in out.rolls] == [
-        (2, "bo", 1, (1, 5)), (4, "om", 1, (1, 1, 1))]
+    assert [(r.seq, r.player, r.turn, r.kept) for r in out.rolls] == [(2, "bo", 1, (1, 5)), (4, "om", 1, (1, 1, 1))]
 
 
 def test_implied_end_shows_in_the_audit_timeline():
@@ -208,7 +209,10 @@ def test_a_roller_who_is_not_due_is_wrong_player_and_the_end_is_still_supplied()
     assert out.findings[0].player == "cy"
     assert out.games[0].claimed == {"ana": 750, "bo": 0, "cy": 600}
     assert [(t.player, t.outcome, t.end_implied) for t in out.turns] == [
-        ("ana", "bank", True), ("cy", "bank", False), ("ana", "bank", False)]
+        ("ana", "bank", True),
+        ("cy", "bank", False),
+        ("ana", "bank", False),
+    ]
 
 
 def test_a_repeated_seq_is_not_replayed_so_reveals_nothing():
@@ -256,8 +260,10 @@ def test_a_six_dice_roll_by_a_name_not_in_players_is_wrong_player_not_a_lost_end
     assert codes(out) == [(4, "wrong_player")]
     f = out.findings[0]
     assert f.player == "zed"
-    assert f.message == ("seq 4: 'zed', not a player of this game (players: ana, bo), logged a roll inside "
-                         "ana's open turn (from seq 2); it is taken as ana's roll")
+    assert f.message == (
+        "seq 4: 'zed', not a player of this game (players: ana, bo), logged a roll inside "
+        "ana's open turn (from seq 2); it is taken as ana's roll"
+    )
     assert out.games[0].claimed == {"ana": 700, "bo": 0}
     assert [t.player for t in out.turns] == ["ana"]
 
@@ -268,8 +274,9 @@ def test_mislabelled_keep_bank_and_farkle_are_wrong_player_applied_to_the_open_t
     log.roll("bo", BUST).farkle("ana")  # seq 5, 6
     out = audit(log)
     assert codes(out) == [(3, "wrong_player"), (4, "wrong_player"), (6, "wrong_player")]
-    assert out.findings[1].message == ("seq 4: bo logged a bank inside ana's open turn (from seq 2); "
-                                      "it is taken as ana's bank")
+    assert out.findings[1].message == (
+        "seq 4: bo logged a bank inside ana's open turn (from seq 2); it is taken as ana's bank"
+    )
     assert out.games[0].claimed == {"ana": 600, "bo": 0}
     assert [(t.player, t.outcome) for t in out.turns] == [("ana", "bank"), ("bo", "farkle")]
 

@@ -1,6 +1,7 @@
 """Finding messages a referee can read aloud (issue 13): each names what happened in words,
 and keeps the facts (seq, claimed, expected) that the finding's fields carry.
 """
+
 from __future__ import annotations
 
 import io
@@ -56,8 +57,10 @@ def test_penalty_error_explains_the_streak():
     log = Log(players=("ana",), rules={"base": "standard", "farkle_penalty": 500, "penalty_after": 3})
     log.bust("ana", total=0).bust("ana", total=0).bust("ana", total=0)
     f = only(audit(log))
-    assert f.message == ("seq 7: the farkle gives ana a total of 0, but this is ana's 3rd farkle in a row, "
-                         "which costs 500: 0 - 500 = -500")
+    assert f.message == (
+        "seq 7: the farkle gives ana a total of 0, but this is ana's 3rd farkle in a row, "
+        "which costs 500: 0 - 500 = -500"
+    )
 
 
 def test_seq_gap_names_the_missing_seqs():

@@ -5,6 +5,7 @@ path `audit` takes; `replay_partition` gets the same games as Arrow rows in the 
 (timestamps, JSON text, lists), in any row order with a `file_ordinal` column, and split
 into hash buckets of whole games. Row for row, the union of its outputs must be the same.
 """
+
 from __future__ import annotations
 
 import io
@@ -40,14 +41,16 @@ def reference(events: list[Event], default_rules: Ruleset) -> dict[str, list[tup
     r.finish()
     out = r.drain()
     games, players = batches.games_tables(out.games)
-    return rows({
-        "turns": batches.turns_table(out.turns),
-        "rolls": batches.rolls_table(out.rolls),
-        "decisions": batches.decisions_table(out.decisions),
-        "games": games,
-        "game_players": players,
-        "findings": batches.findings_table(out.findings),
-    })
+    return rows(
+        {
+            "turns": batches.turns_table(out.turns),
+            "rolls": batches.rolls_table(out.rolls),
+            "decisions": batches.decisions_table(out.decisions),
+            "games": games,
+            "game_players": players,
+            "findings": batches.findings_table(out.findings),
+        }
+    )
 
 
 def rows(result: dict[str, pa.Table]) -> dict[str, list[tuple]]:

@@ -3,6 +3,7 @@
 winner_claimed is the first game_end's winner as a list, null for a game without game_end;
 a game_end after the first is play_after_game_over; winners are lists in every output.
 """
+
 from __future__ import annotations
 
 import csv

@@ -4,6 +4,7 @@
 them is non_scoring_kept"; single_one, single_five and three_ones cannot be null. Each log
 is replayed by the real reader and engine; expected values are worked out from rules.md.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -106,8 +107,10 @@ def test_the_simulator_plays_zero_point_tables_cleanly():
     import io
 
     data = io.BytesIO()
-    rules = [Ruleset.from_value({"single_five": 0, "three_pairs": 0, "target": 3000}),
-             Ruleset.from_value({"n_of_a_kind": "doubling", "three_ones": 0, "split_kinds": False, "target": 3000})]
+    rules = [
+        Ruleset.from_value({"single_five": 0, "three_pairs": 0, "target": 3000}),
+        Ruleset.from_value({"n_of_a_kind": "doubling", "three_ones": 0, "split_kinds": False, "target": 3000}),
+    ]
     simulate(data, 30, 9, rules=rules, players=(2, 3))
     assert audit_bytes(data.getvalue()) == []  # no bot keeps a 0-point "combination"
 

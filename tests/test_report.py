@@ -6,6 +6,7 @@ here (games, turns, the one scoring error and its corrected total) are known fro
 not from the code under test. The browser test is tests/test_report_browser.py, the spec
 snapshots tests/test_report_snapshots.py.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -200,8 +201,9 @@ def test_dispute_view_is_the_whole_game_with_the_finding_highlighted(game_page):
     assert rows == ["", "", "error", ""]  # four turns, the third has the finding
     flagged = re.search(r'<tr class="error".*?</tr>', view, re.S).group(0)
     # the claim is struck through, what the dice were worth is not
-    assert ('1 2 3 4 6 6 → kept <b>1</b>: claimed <span class="wrong">200</span>, '
-            '<span class="worth">worth 100</span>') in flagged
+    assert (
+        '1 2 3 4 6 6 → kept <b>1</b>: claimed <span class="wrong">200</span>, <span class="worth">worth 100</span>'
+    ) in flagged
     assert '<span class="wrong">700</span> → 600' in flagged  # the turn's points
     assert '<span class="wrong">1,300</span> → 1,200' in flagged  # the banked total
     assert "scoring_error" in flagged
@@ -232,9 +234,19 @@ def test_player_picker_is_capped_and_says_so(tmp_path):
     players = [f"p{i:02d}" for i in range(TOP_PLAYERS + 5)]
     games = [{"game_id": f"g{i}", "ruleset": None, "complete": True} for i in range(len(players))]
     seats = [{"game_id": f"g{i}", "player": p, "seat": 1} for i, p in enumerate(players)]
-    turns = [{"game_id": f"g{i}", "player": p, "turn": t, "outcome": "bank", "claimed_points": 300,
-              "corrected_points": 300, "hot_dice": 0}
-             for i, p in enumerate(players) for t in range(1, i + 2)]
+    turns = [
+        {
+            "game_id": f"g{i}",
+            "player": p,
+            "turn": t,
+            "outcome": "bank",
+            "claimed_points": 300,
+            "corrected_points": 300,
+            "hot_dice": 0,
+        }
+        for i, p in enumerate(players)
+        for t in range(1, i + 2)
+    ]
     root = write_dataset(tmp_path / "ds", {"games": games, "game_players": seats, "turns": turns})
     data = gather(root)
     assert data.players_total == len(players)
@@ -245,17 +257,27 @@ def test_player_picker_is_capped_and_says_so(tmp_path):
 
 
 def test_charts_refuse_unaggregated_data():
-    rows = pa.table({"code": ["x"] * (charts.MAX_ROWS + 1), "severity": ["error"] * (charts.MAX_ROWS + 1),
-                     "findings": [1] * (charts.MAX_ROWS + 1), "games": [1] * (charts.MAX_ROWS + 1),
-                     "players": [1] * (charts.MAX_ROWS + 1)})
+    rows = pa.table(
+        {
+            "code": ["x"] * (charts.MAX_ROWS + 1),
+            "severity": ["error"] * (charts.MAX_ROWS + 1),
+            "findings": [1] * (charts.MAX_ROWS + 1),
+            "games": [1] * (charts.MAX_ROWS + 1),
+            "players": [1] * (charts.MAX_ROWS + 1),
+        }
+    )
     with pytest.raises(charts.TooManyRows):
         charts.findings_by_code(rows)
 
 
 @pytest.mark.parametrize(
     "first, last, unit",
-    [("2026-03-01T10:00", "2026-03-01T18:00", "hour"),  # all on one day: not one block
-     ("2026-03-01", "2026-03-20", "day"), ("2026-01-01", "2026-09-01", "week"), ("2023-01-01", "2026-01-01", "month")],
+    [
+        ("2026-03-01T10:00", "2026-03-01T18:00", "hour"),  # all on one day: not one block
+        ("2026-03-01", "2026-03-20", "day"),
+        ("2026-01-01", "2026-09-01", "week"),
+        ("2023-01-01", "2026-01-01", "month"),
+    ],
 )
 def test_findings_period_keeps_the_bars_few(tmp_path, first, last, unit):
     a, b = (dt.datetime.fromisoformat(d).replace(tzinfo=dt.timezone.utc) for d in (first, last))
@@ -335,17 +357,28 @@ def test_wins_over_games_are_explained_where_they_are_shown(tmp_path):
     logs.write_text("\n".join(won.lines + tie.lines) + "\n")
     ingest([str(logs)], tmp_path / "ds")
     text = build_report(tmp_path / "ds", generated=GENERATED)
-    assert ('<p class="note ties">Wins add up to 3 over 2 games: a tied game counts as a win for each tied '
-            "player.</p>") in text
+    assert (
+        '<p class="note ties">Wins add up to 3 over 2 games: a tied game counts as a win for each tied player.</p>'
+    ) in text
 
 
 def test_dispute_chart_shows_the_claim_on_top_and_keeps_markers_inside():
-    turns = pa.Table.from_pylist([
-        {"position": i, "player": p, "turn": (i + 1) // 2, "outcome": "bank", "claimed_points": 300,
-         "corrected_points": 300, "claimed_total": total, "corrected_total": 300 * ((i + 1) // 2),
-         "codes": "scoring_error" if i == 4 else ""}
-        for i, (p, total) in enumerate([("ana", 300), ("bo", 300), ("ana", 600), ("bo", 1000)], start=1)
-    ])
+    turns = pa.Table.from_pylist(
+        [
+            {
+                "position": i,
+                "player": p,
+                "turn": (i + 1) // 2,
+                "outcome": "bank",
+                "claimed_points": 300,
+                "corrected_points": 300,
+                "claimed_total": total,
+                "corrected_total": 300 * ((i + 1) // 2),
+                "codes": "scoring_error" if i == 4 else "",
+            }
+            for i, (p, total) in enumerate([("ana", 300), ("bo", 300), ("ana", 600), ("bo", 1000)], start=1)
+        ]
+    )
     spec = charts.dispute_totals(turns).to_dict()
     by_dice, claimed, diamonds = spec["layer"]
     calc = lambda layer: layer["transform"][0]["calculate"]  # noqa: E731
@@ -366,23 +399,37 @@ def test_findings_outside_any_game_are_counted_apart(tmp_path):
     logs.write_text("\n".join(disputed_game().lines + ["{not json"]) + "\n")
     ingest([str(logs)], tmp_path / "ds")
     text = build_report(tmp_path / "ds", generated=GENERATED)
-    tile = re.search(r'data-figure="findings">.*?<div class="value">([^<]*)</div><div class="sub">([^<]*)</div>',
-                     text, re.S)
+    tile = re.search(
+        r'data-figure="findings">.*?<div class="value">([^<]*)</div><div class="sub">([^<]*)</div>', text, re.S
+    )
     assert tile.groups() == ("2", "2 errors; 1 in no game")
     assert "so the games' findings add up to 1." in text
     # the line of no game has no time either: the chart over time says it is not on it
-    assert ("1 finding with no time (a line of no game, or a game without timestamps) is counted by code "
-            "above but not here.") in text
+    assert (
+        "1 finding with no time (a line of no game, or a game without timestamps) is counted by code "
+        "above but not here."
+    ) in text
     disputed = re.search(r"<h3>Most disputed games</h3>.*?</table>", text, re.S).group(0)
     assert re.findall(r"<td>(\d+)</td><td class=\"text\">", disputed) == ["1"]
 
 
 def test_dispute_chart_says_which_turn_ends_were_implied():
-    turns = pa.Table.from_pylist([
-        {"position": 1, "player": "bo", "turn": 1, "outcome": "bank", "outcome_label":
-         "bank (implied: the bank line is missing)", "claimed_points": 150, "corrected_points": 150,
-         "claimed_total": 150, "corrected_total": 150, "codes": ""},
-    ])
+    turns = pa.Table.from_pylist(
+        [
+            {
+                "position": 1,
+                "player": "bo",
+                "turn": 1,
+                "outcome": "bank",
+                "outcome_label": "bank (implied: the bank line is missing)",
+                "claimed_points": 150,
+                "corrected_points": 150,
+                "claimed_total": 150,
+                "corrected_total": 150,
+                "codes": "",
+            },
+        ]
+    )
     (first, _) = charts.dispute_totals(turns).to_dict()["data"]["values"]
     assert first["outcome"] == "bank (implied: the bank line is missing)"
 

@@ -8,6 +8,7 @@ data-rendered="ok" and hold an <svg>; the page's CSP violation box must be empty
 Skipped, with the reason shown, only where no Chromium is installed (.ci/run installs
 Debian's `chromium`).
 """
+
 from __future__ import annotations
 
 import re
@@ -51,8 +52,15 @@ def render_dom(page: Path, profile: Path, console: list[str] | None = None) -> s
     console messages (Vega's warnings among them) are appended to `console` if given."""
     profile.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
-        [BROWSER, *FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-         "--dump-dom", page.resolve().as_uri()],
+        [
+            BROWSER,
+            *FLAGS,
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+            page.resolve().as_uri(),
+        ],
         capture_output=True,
         text=True,
         timeout=180,
@@ -68,9 +76,18 @@ def screenshot(page: Path, profile: Path, out: Path, height: int = 4000) -> byte
     """A PNG of `page` as Chromium draws it, 1200 pixels wide."""
     profile.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
-        [BROWSER, *FLAGS, f"--user-data-dir={profile}", "--hide-scrollbars", f"--window-size=1200,{height}",
-         f"--screenshot={out}", page.resolve().as_uri()],
-        capture_output=True, text=True, timeout=180,
+        [
+            BROWSER,
+            *FLAGS,
+            f"--user-data-dir={profile}",
+            "--hide-scrollbars",
+            f"--window-size=1200,{height}",
+            f"--screenshot={out}",
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert done.returncode == 0 and out.exists(), done.stderr[-2000:]
     return out.read_bytes()
@@ -85,8 +102,8 @@ def png_rows(data: bytes) -> tuple[int, int, list[bytes]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, header = 8, b"", None
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
@@ -97,7 +114,7 @@ def png_rows(data: bytes) -> tuple[int, int, list[bytes]]:
     bpp = 3 if color == 2 else 4
     raw, stride, rows, prev = zlib.decompress(idat), width * bpp, [], bytes(width * bpp)
     for y in range(height):
-        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for i in range(stride):
             left = line[i - bpp] if i >= bpp else 0
             up, corner = prev[i], prev[i - bpp] if i >= bpp else 0
@@ -174,20 +191,33 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     (root / "empty.jsonl").write_text("")
     ingest([str(root / "empty.jsonl")], root / "empty")
     out = {}
-    for name, ds, kwargs in (("report", dataset, {}), ("game", dataset, {"game": "g2"}),
-                             ("empty", root / "empty", {})):
+    for name, ds, kwargs in (("report", dataset, {}), ("game", dataset, {"game": "g2"}), ("empty", root / "empty", {})):
         path = root / f"{name}.html"
         path.write_text(build_report(ds, generated=GENERATED, **kwargs), encoding="utf-8")
         out[name] = path
     return out
 
 
-@pytest.mark.parametrize("name, charts", [
-    ("report", {"bust", "turns", "decisions", "quality_state", "quality_players", "findings_by_code",
-                "findings_over_time", "dice"}),
-    ("game", {"dispute"}),  # the dispute page is about its game: no population charts
-    ("empty", set()),
-])
+@pytest.mark.parametrize(
+    "name, charts",
+    [
+        (
+            "report",
+            {
+                "bust",
+                "turns",
+                "decisions",
+                "quality_state",
+                "quality_players",
+                "findings_by_code",
+                "findings_over_time",
+                "dice",
+            },
+        ),
+        ("game", {"dispute"}),  # the dispute page is about its game: no population charts
+        ("empty", set()),
+    ],
+)
 def test_every_chart_draws_offline_without_a_warning(pages, tmp_path, name, charts):
     console: list[str] = []
     dom = render_dom(pages[name], tmp_path / "profile", console)
@@ -211,8 +241,10 @@ def _figure(dom: str, chart: str) -> str:
 
 def _axis_labels(figure: str) -> list[list[str]]:
     """The label texts of each axis of a drawn chart, axis by axis."""
-    return [re.findall(r">([^<]*)</text>", group)
-            for group in re.findall(r'<g class="mark-text role-axis-label"[^>]*>(.*?)</g>', figure, re.S)]
+    return [
+        re.findall(r">([^<]*)</text>", group)
+        for group in re.findall(r'<g class="mark-text role-axis-label"[^>]*>(.*?)</g>', figure, re.S)
+    ]
 
 
 def test_count_axes_have_whole_number_ticks(pages, tmp_path):
@@ -220,8 +252,11 @@ def test_count_axes_have_whole_number_ticks(pages, tmp_path):
     whole number, once, in order."""
     dom = render_dom(pages["report"], tmp_path / "profile")
     for chart in ("findings_by_code", "findings_over_time"):
-        numeric = [labels for labels in _axis_labels(_figure(dom, chart))
-                   if labels and all(re.fullmatch(r"[\d,]+", t) for t in labels)]
+        numeric = [
+            labels
+            for labels in _axis_labels(_figure(dom, chart))
+            if labels and all(re.fullmatch(r"[\d,]+", t) for t in labels)
+        ]
         assert numeric, chart
         for labels in numeric:
             values = [int(t.replace(",", "")) for t in labels]
@@ -235,8 +270,11 @@ def test_the_dispute_page_shows_its_game(pages, tmp_path):
     chart = _figure(dom, "dispute")
     # the legend draws both kinds of line, each with a visible stroke, dashed only when claimed
     legend = re.findall(r'<g class="mark-symbol role-legend-symbol"[^>]*>(.*?)</g>', chart, re.S)
-    samples = [re.search(r'stroke="([^"]+)" stroke-width="([\d.]+)"(?: stroke-dasharray="([^"]+)")?', path)
-               for group in legend for path in re.findall(r"<path[^>]*>", group)]
+    samples = [
+        re.search(r'stroke="([^"]+)" stroke-width="([\d.]+)"(?: stroke-dasharray="([^"]+)")?', path)
+        for group in legend
+        for path in re.findall(r"<path[^>]*>", group)
+    ]
     lines = {m.group(3): float(m.group(2)) for m in samples if m and m.group(3)}
     assert set(lines) == {"6,3", "1,0"}, samples  # claimed dashed, by the dice solid
     assert lines["1,0"] > lines["6,3"]  # by the dice is the wide line under the claim
@@ -265,7 +303,7 @@ def test_screenshots_are_drawn(pages, tmp_path, name):
     out = tmp_path / f"{name}.png"
     width, height, rows = png_rows(screenshot(pages[name], tmp_path / "profile", out))
     assert width == 1200
-    colours = {row[i:i + 3] for row in rows[::7] for i in range(0, len(row), 3 * 11)}
+    colours = {row[i : i + 3] for row in rows[::7] for i in range(0, len(row), 3 * 11)}
     assert len(colours) > 40, f"{name}: the screenshot looks blank ({len(colours)} colours)"
     if os.environ.get("FARKLE_SCREENSHOTS"):
         keep = Path(os.environ["FARKLE_SCREENSHOTS"])
@@ -277,9 +315,16 @@ def test_a_broken_chart_or_a_remote_request_is_caught(pages, tmp_path):
     """The checks above can fail: a spec Vega rejects is marked 'error', and a request for a
     remote resource is blocked by the page's policy and reported."""
     text = pages["report"].read_text(encoding="utf-8")
-    bad_spec = '{"data":{"values":[{"a":1}]},"mark":"no-such-mark","encoding":{"x":{"field":"a","type":"quantitative"}}}'
-    broken = re.sub(r'(<script type="application/json" id="spec-dice">).*?(</script>)',
-                    lambda m: m.group(1) + bad_spec + m.group(2), text, count=1, flags=re.S)
+    bad_spec = (
+        '{"data":{"values":[{"a":1}]},"mark":"no-such-mark","encoding":{"x":{"field":"a","type":"quantitative"}}}'
+    )
+    broken = re.sub(
+        r'(<script type="application/json" id="spec-dice">).*?(</script>)',
+        lambda m: m.group(1) + bad_spec + m.group(2),
+        text,
+        count=1,
+        flags=re.S,
+    )
     assert broken != text
     broken = broken.replace("<main>", '<main><img alt="" src="https://example.com/pixel.png">', 1)
     page = tmp_path / "broken.html"

@@ -3,6 +3,7 @@
 Expected values are read off /work/shared/rules.md (or its seeds) and worked out by hand in
 the comments; none is copied from the engine's output.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -355,8 +356,14 @@ def test_knob_split_kinds():
 
 @pytest.mark.parametrize(
     "knob, value",
-    [("opening", 1000), ("opening", 0), ("min_bank", 350), ("farkle_penalty", 500),
-     ("penalty_after", 2), ("target", 5000)],
+    [
+        ("opening", 1000),
+        ("opening", 0),
+        ("min_bank", 350),
+        ("farkle_penalty", 500),
+        ("penalty_after", 2),
+        ("target", 5000),
+    ],
 )
 def test_game_knobs_are_kept_and_leave_scoring_alone(knob, value):
     rules = custom(**{knob: value})

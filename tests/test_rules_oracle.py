@@ -16,6 +16,7 @@ rules.md, "Values": "a combination worth 0 points (a knob set to 0, or a value t
 that sentence where it decides what a block is (`block_value`), so 0-valued knobs are drawn
 in the random rulesets and must agree too.
 """
+
 from __future__ import annotations
 
 from collections import Counter

@@ -8,6 +8,7 @@
   `split_kinds` is on (the union may always be split back into the parts); with it off,
   rules.md itself gives the counter-example 1,1,1 + 1 (1100) vs 1,1,1,1 (1000).
 """
+
 from __future__ import annotations
 
 from itertools import product

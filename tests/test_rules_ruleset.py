@@ -1,5 +1,6 @@
 """Rulesets: built-in names, `{"base": NAME, knob: value}` objects, JSON/TOML files, validation
 and the canonical `to_dict` form. The knob names and defaults are rules.md's table."""
+
 from __future__ import annotations
 
 import json
@@ -15,15 +16,33 @@ from pipeline.rules import KNOB_NAMES, Ruleset, RulesetError, score_keep
 from pipeline.reader.rules_source import load_ruleset, load_ruleset_file
 
 INTEGER_KNOBS = [
-    "single_one", "single_five", "three_ones", "four_kind", "five_kind", "six_kind", "straight",
-    "three_pairs", "four_kind_plus_pair", "two_triplets", "opening", "min_bank", "farkle_penalty",
-    "penalty_after", "target",
+    "single_one",
+    "single_five",
+    "three_ones",
+    "four_kind",
+    "five_kind",
+    "six_kind",
+    "straight",
+    "three_pairs",
+    "four_kind_plus_pair",
+    "two_triplets",
+    "opening",
+    "min_bank",
+    "farkle_penalty",
+    "penalty_after",
+    "target",
 ]
 # rules.md, "Values": these may be null (not a combination); single_one, single_five and
 # three_ones may not (0 switches them off).
 COMBINATION_KNOBS = [
-    "four_kind", "five_kind", "six_kind", "straight",
-    "partial_straights", "three_pairs", "four_kind_plus_pair", "two_triplets",
+    "four_kind",
+    "five_kind",
+    "six_kind",
+    "straight",
+    "partial_straights",
+    "three_pairs",
+    "four_kind_plus_pair",
+    "two_triplets",
 ]
 NEVER_NULL_COMBINATIONS = ["single_one", "single_five", "three_ones"]
 
@@ -70,8 +89,16 @@ def test_from_json_text():
 
 def test_from_json_file(tmp_path):
     path = tmp_path / "house.json"
-    path.write_text(json.dumps({"base": "standard", "partial_straights": {"12345": 500, "23456": 750},
-                                "six_kind": 10000, "two_triplets": None}))
+    path.write_text(
+        json.dumps(
+            {
+                "base": "standard",
+                "partial_straights": {"12345": 500, "23456": 750},
+                "six_kind": 10000,
+                "two_triplets": None,
+            }
+        )
+    )
     r = load_ruleset_file(path)
     assert r.six_kind == 10000 and r.two_triplets is None
     assert r.to_dict()["partial_straights"] == {"12345": 500, "23456": 750}
@@ -173,8 +200,19 @@ def test_combination_knobs_may_be_null(knob):
     assert getattr(Ruleset.from_value({knob: None}), knob) is None
 
 
-@pytest.mark.parametrize("knob", [*NEVER_NULL_COMBINATIONS, "n_of_a_kind", "split_kinds", "opening",
-                                  "min_bank", "farkle_penalty", "penalty_after", "target"])
+@pytest.mark.parametrize(
+    "knob",
+    [
+        *NEVER_NULL_COMBINATIONS,
+        "n_of_a_kind",
+        "split_kinds",
+        "opening",
+        "min_bank",
+        "farkle_penalty",
+        "penalty_after",
+        "target",
+    ],
+)
 def test_other_knobs_may_not_be_null(knob):
     with pytest.raises(RulesetError, match=knob):
         Ruleset.from_value({knob: None})
@@ -196,8 +234,18 @@ def test_split_kinds_is_a_boolean(bad):
 
 @pytest.mark.parametrize(
     "bad",
-    [["12345"], "12345", {"135": 100}, {"54321": 100}, {"12345": -1}, {"12345": True},
-     {"12345": "500"}, {"12345": 2.5}, {"12345": None}, {"1a3": 100}],
+    [
+        ["12345"],
+        "12345",
+        {"135": 100},
+        {"54321": 100},
+        {"12345": -1},
+        {"12345": True},
+        {"12345": "500"},
+        {"12345": 2.5},
+        {"12345": None},
+        {"1a3": 100},
+    ],
 )
 def test_partial_straights_rejects_malformed(bad):
     with pytest.raises(RulesetError, match="partial_straights"):

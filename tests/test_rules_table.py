@@ -1,5 +1,6 @@
 """The per-ruleset lookup table: 923 multisets keyed by integer `counts_key`, its Arrow and
 polars export, and the bench script that measures it against the recursive search."""
+
 from __future__ import annotations
 
 import re
@@ -45,9 +46,7 @@ def test_counts_key_is_one_decimal_digit_per_face_count_ones_first():
 
 
 def test_table_keys_cover_exactly_the_multisets():
-    expected = {
-        int("".join(map(str, c))) for c in product(range(7), repeat=6) if 1 <= sum(c) <= 6
-    }
+    expected = {int("".join(map(str, c))) for c in product(range(7), repeat=6) if 1 <= sum(c) <= 6}
     assert set(score_table(STANDARD).value) == expected
 
 
@@ -111,9 +110,24 @@ def test_polars_export_joins_on_the_integer_key():
 
 def test_bench_script_prints_both_rates_and_the_ratio():
     result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "rules_table.py"), "--keeps", "3000",
-         "--cold-keeps", "100", "--repeat", "1", "--rules", "standard", "--rules", '{"three_pairs": null}'],
-        capture_output=True, text=True, timeout=120, cwd=ROOT,
+        [
+            sys.executable,
+            str(ROOT / "bench" / "rules_table.py"),
+            "--keeps",
+            "3000",
+            "--cold-keeps",
+            "100",
+            "--repeat",
+            "1",
+            "--rules",
+            "standard",
+            "--rules",
+            '{"three_pairs": null}',
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr
     out = result.stdout

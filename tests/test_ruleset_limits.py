@@ -2,6 +2,7 @@
 RulesetError naming the knob and the limit (exit 2 on the command line, bad_event in a log);
 rulesets inside the limits that the turn solver cannot afford are refused by its state
 budget, and every command that needs the solved turn says so in one line and carries on."""
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,23 @@ from pipeline.strategy.solver import SOLVER_STATE_BUDGET, SolverBudgetError, che
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
-NUMBER_KNOBS = ["single_one", "single_five", "three_ones", "four_kind", "five_kind", "six_kind", "straight",
-                "three_pairs", "four_kind_plus_pair", "two_triplets", "opening", "min_bank", "farkle_penalty",
-                "penalty_after", "target"]
+NUMBER_KNOBS = [
+    "single_one",
+    "single_five",
+    "three_ones",
+    "four_kind",
+    "five_kind",
+    "six_kind",
+    "straight",
+    "three_pairs",
+    "four_kind_plus_pair",
+    "two_triplets",
+    "opening",
+    "min_bank",
+    "farkle_penalty",
+    "penalty_after",
+    "target",
+]
 LIMIT = {**{k: MAX_POINTS for k in NUMBER_KNOBS}, "target": MAX_TARGET, "penalty_after": MAX_PENALTY_AFTER}
 # Inside every knob limit, but off the grid of 50: the solver's grid is 1 (gcd of 7, 3, 11, 200, ...).
 OFF_GRID = {"base": "standard", "single_one": 7, "single_five": 3, "three_ones": 11}
@@ -54,20 +69,32 @@ def test_partial_straight_values_are_points_too():
         Ruleset.from_value({"partial_straights": {"12345": MAX_POINTS + 1}})
 
 
-@pytest.mark.parametrize("value, shown", [
-    ({"straight": 10_000_000}, "knob 'straight' must be at most 100,000"),
-    ({"single_one": 1e100}, "knob 'single_one' must be at most 100,000 (see the limits in docs/rules.md), got 1e+100"),
-    ({"target": 10**5000}, "got (a value too large to show)"),
-    ({"opening": 10**12}, "knob 'opening' must be at most 100,000"),
-])
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        ({"straight": 10_000_000}, "knob 'straight' must be at most 100,000"),
+        (
+            {"single_one": 1e100},
+            "knob 'single_one' must be at most 100,000 (see the limits in docs/rules.md), got 1e+100",
+        ),
+        ({"target": 10**5000}, "got (a value too large to show)"),
+        ({"opening": 10**12}, "knob 'opening' must be at most 100,000"),
+    ],
+)
 def test_absurd_values_are_refused_with_a_short_message(value, shown):
     with pytest.raises(RulesetError) as caught:
         Ruleset.from_value(value)
     assert shown in str(caught.value) and len(str(caught.value)) < 160
 
 
-@pytest.mark.parametrize("command", [["rules", "show", "{}"], ["score", "1", "-r", "{}"],
-                                     ["audit", str(ROOT / "sample_logs" / "standard.jsonl"), "-r", "{}"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["rules", "show", "{}"],
+        ["score", "1", "-r", "{}"],
+        ["audit", str(ROOT / "sample_logs" / "standard.jsonl"), "-r", "{}"],
+    ],
+)
 def test_the_cli_exits_2_naming_the_knob(command):
     absurd = json.dumps({"straight": 10_000_000})
     result = runner.invoke(app, [absurd if c == "{}" else c for c in command])
@@ -76,8 +103,15 @@ def test_the_cli_exits_2_naming_the_knob(command):
 
 
 def test_a_log_with_an_absurd_ruleset_is_a_bad_event_line():
-    line = json.dumps({"game_id": "g", "seq": 1, "type": "game_start", "players": ["a"],
-                       "rules": {"base": "standard", "single_one": 1e100}}).encode()
+    line = json.dumps(
+        {
+            "game_id": "g",
+            "seq": 1,
+            "type": "game_start",
+            "players": ["a"],
+            "rules": {"base": "standard", "single_one": 1e100},
+        }
+    ).encode()
     bad = parse_line(line, "f", 1)
     assert isinstance(bad, BadLine) and bad.code == "bad_event"
     assert bad.reason.startswith("invalid 'rules': knob 'single_one' must be at most 100,000")
@@ -106,7 +140,9 @@ def test_an_off_grid_ruleset_is_refused_before_anything_is_built(monkeypatch):
     with pytest.raises(SolverBudgetError) as caught:
         solver.solve_uncached(rules)
     message = str(caught.value)
-    assert message.startswith('ruleset {"base":"standard","single_one":7,"single_five":3,"three_ones":11} is not solved')
+    assert message.startswith(
+        'ruleset {"base":"standard","single_one":7,"single_five":3,"three_ones":11} is not solved'
+    )
     assert f"over the budget of {SOLVER_STATE_BUDGET:,}" in message and "grid 1" in message
 
 
@@ -134,9 +170,13 @@ def test_refusals_collects_each_message_once_and_only_inside_the_block():
 
 
 def test_real_house_rules_fit_the_budget():
-    for value in ("standard", "playmonster", {"n_of_a_kind": "doubling", "six_kind": 10000},
-                  {"single_five": 25, "three_pairs": 750, "opening": 1000},
-                  {"partial_straights": {"12345": 500, "23456": 750}, "min_bank": 350}):
+    for value in (
+        "standard",
+        "playmonster",
+        {"n_of_a_kind": "doubling", "six_kind": 10000},
+        {"single_five": 25, "three_pairs": 750, "opening": 1000},
+        {"partial_straights": {"12345": 500, "23456": 750}, "min_bank": 350},
+    ):
         check_budget(Ruleset.from_value(value))
 
 
@@ -157,8 +197,9 @@ def mixed_dataset(tmp_path_factory):
     """Games under standard and under the off-grid ruleset, ingested."""
     tmp = tmp_path_factory.mktemp("mixed")
     log = tmp / "games.jsonl"
-    made = runner.invoke(app, ["simulate", "-n", "6", "--seed", "3", "-r", "standard", "-r", OFF_GRID_TEXT,
-                               "-o", str(log)])
+    made = runner.invoke(
+        app, ["simulate", "-n", "6", "--seed", "3", "-r", "standard", "-r", OFF_GRID_TEXT, "-o", str(log)]
+    )
     assert made.exit_code == 0, made.output
     out = tmp / "ds"
     assert runner.invoke(app, ["ingest", str(log), "-o", str(out)]).exit_code == 0
@@ -174,6 +215,7 @@ def test_stats_decisions_quality_judges_the_rest_and_says_what_it_left_out(mixed
     assert result.exit_code == 0, result.output
     notes = [line for line in result.stderr.splitlines() if line.startswith("note:")]
     assert len(notes) == 1 and "is not solved" in notes[0] and "not judged" in notes[0]
+
     def overall(*filters):
         done = runner.invoke(app, ["stats", str(out), "-s", "decisions-quality", "-f", "json", *filters])
         rows = json.loads(done.stdout)["tables"]["decision_quality"]
@@ -203,7 +245,8 @@ def test_coach_says_why_nothing_is_judged(mixed_dataset):
 
 def test_simulate_with_the_optimal_bot_refuses_before_writing(tmp_path):
     out = tmp_path / "sim.jsonl"
-    result = runner.invoke(app, ["simulate", "-n", "2", "--seed", "1", "--bots", "optimal", "-r", OFF_GRID_TEXT,
-                                 "-o", str(out)])
+    result = runner.invoke(
+        app, ["simulate", "-n", "2", "--seed", "1", "--bots", "optimal", "-r", OFF_GRID_TEXT, "-o", str(out)]
+    )
     assert result.exit_code == 2
     assert "the optimal bot cannot play: ruleset" in result.output and not out.exists()

@@ -1,4 +1,5 @@
 """Scoresheet rows against the corrected replay: one test per sheet_* code."""
+
 from __future__ import annotations
 
 from pipeline.audit.run import audit_stream
@@ -22,8 +23,9 @@ def disputed_game() -> Log:
 
 def sheet_findings(sheet: str, log: Log | None = None):
     report = audit_stream((log or disputed_game()).items(), sheet=("sheet.csv", HEADER + sheet))
-    return [(f.line, f.seq, f.player, f.code, f.claimed, f.expected)
-            for f in report.findings if f.code.startswith("sheet_")], report
+    return [
+        (f.line, f.seq, f.player, f.code, f.claimed, f.expected) for f in report.findings if f.code.startswith("sheet_")
+    ], report
 
 
 def test_a_sheet_that_matches_the_dice_has_no_findings():
@@ -43,11 +45,16 @@ def test_copied_claim_gives_points_and_every_later_total():
 
 
 def test_extra_rows_duplicate_unplayed_turn_and_unknown_game():
-    rows = ("g1,1,ana,600,600\ng1,1,ana,600,600\ng1,1,bo,750,750\ng1,2,ana,0,600\ng1,2,bo,600,1350\n"
-            "g1,3,ana,0,600\nzz,1,ana,0,0\n")
+    rows = (
+        "g1,1,ana,600,600\ng1,1,ana,600,600\ng1,1,bo,750,750\ng1,2,ana,0,600\ng1,2,bo,600,1350\n"
+        "g1,3,ana,0,600\nzz,1,ana,0,0\n"
+    )
     found, _ = sheet_findings(rows)
     assert [(line, code) for line, _, _, code, _, _ in found] == [
-        (3, "sheet_extra_turn"), (7, "sheet_extra_turn"), (8, "sheet_extra_turn")]
+        (3, "sheet_extra_turn"),
+        (7, "sheet_extra_turn"),
+        (8, "sheet_extra_turn"),
+    ]
 
 
 def test_missing_turn_has_no_line_and_the_seq_that_ended_it():

@@ -3,6 +3,7 @@
 The rule checks here are written out plainly against pipeline.rules (not via the
 simulator's own checker), so a bug in the game loop cannot hide behind a bug in its oracle.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -115,7 +116,10 @@ def test_tables_interleave_the_same_games():
     assert four == sim_bytes(12, 6, tables=4)
     ids = [json.loads(line)["game_id"] for line in four.splitlines()]
     assert sum(a != b for a, b in zip(ids, ids[1:])) > 100  # the games really interleave
-    strip = lambda events: [{k: v for k, v in e.items() if k != "ts"} for e in events]
+
+    def strip(events):
+        return [{k: v for k, v in e.items() if k != "ts"} for e in events]
+
     assert {g: strip(ev) for g, ev in games_of(four).items()} == {g: strip(ev) for g, ev in one.items()}
     for events in games_of(four).values():
         ts = [e["ts"] for e in events]
@@ -145,9 +149,7 @@ def test_game_start_names_rules_and_bots(corpus):
             assert set(start["bots"]) == set(start["players"])
             assert set(start["bots"].values()) <= set(BOT_NAMES)
     assert corpus["standard"][next(iter(corpus["standard"]))][0]["rules"] == "standard"
-    assert rules_value(HOUSE_PENALTY) == {
-        "base": "standard", "opening": 1000, "min_bank": 350, "farkle_penalty": 500
-    }
+    assert rules_value(HOUSE_PENALTY) == {"base": "standard", "opening": 1000, "min_bank": 350, "farkle_penalty": 500}
 
 
 def test_timestamps_advance_a_few_seconds_per_event(corpus):

@@ -4,6 +4,7 @@ The differential tests run the real reader and replay engine over the simulator'
 clean games must give no finding at all, and an injected run must give exactly the
 manifest's (game_id, seq, code, line) rows, nothing more and nothing less.
 """
+
 from __future__ import annotations
 
 import csv
@@ -108,8 +109,21 @@ def test_manifest_as_csv_from_the_cli(tmp_path):
     out, man = tmp_path / "g.jsonl", tmp_path / "truth.csv"
     res = CliRunner().invoke(
         app,
-        ["simulate", "-n", "20", "-s", "3", "-o", str(out), "--inject", "1",
-         "--inject-codes", "scoring_error,seq_error", "--manifest", str(man)],
+        [
+            "simulate",
+            "-n",
+            "20",
+            "-s",
+            "3",
+            "-o",
+            str(out),
+            "--inject",
+            "1",
+            "--inject-codes",
+            "scoring_error,seq_error",
+            "--manifest",
+            str(man),
+        ],
     )
     assert res.exit_code == 0, res.output
     rows = list(csv.DictReader(man.open()))

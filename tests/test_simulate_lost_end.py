@@ -6,6 +6,7 @@ that roll, which comes first in the precedence table). The manifest says which, 
 real reader + replay engine must find exactly the manifest. (The simulator's own checker is
 held to the engine on the hand-built lost-end logs in tests/test_replay_lost_turn_end.py.)
 """
+
 from __future__ import annotations
 
 import io

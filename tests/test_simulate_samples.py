@@ -1,4 +1,5 @@
 """sample_logs/: rebuilt byte for byte from the simulator, small, and audited as README.md says."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,7 +17,9 @@ def test_committed_samples_are_what_the_generator_writes(tmp_path):
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written == LOGS
     for name in written:
-        assert (tmp_path / name).read_bytes() == (SAMPLES / name).read_bytes(), f"{name}: run python -m pipeline.simulate.samples sample_logs"
+        assert (tmp_path / name).read_bytes() == (SAMPLES / name).read_bytes(), (
+            f"{name}: run python -m pipeline.simulate.samples sample_logs"
+        )
     assert facts["disputed_winner"] == {"claimed": "bo", "corrected": "ana"}
 
 
@@ -40,8 +43,14 @@ def audit(*names: str, sheet: str | None = None):
 
 @pytest.mark.parametrize(
     "names",
-    [("standard.jsonl",), ("playmonster.jsonl",), ("house_doubling.jsonl",), ("house_penalty.jsonl",),
-     ("more_games.jsonl.gz",), ("split_game-1.jsonl", "split_game-2.jsonl")],
+    [
+        ("standard.jsonl",),
+        ("playmonster.jsonl",),
+        ("house_doubling.jsonl",),
+        ("house_penalty.jsonl",),
+        ("more_games.jsonl.gz",),
+        ("split_game-1.jsonl", "split_game-2.jsonl"),
+    ],
 )
 def test_clean_samples_audit_clean(names):
     rows, games = audit(*names)

@@ -1,6 +1,7 @@
 """pipeline.reader.sniff: what a file looks like from its first bytes (the reader of ingest and
 audit must keep calling it through pipeline.reader.inputs; tests/test_first_hour_cli.py checks both
 commands end to end)."""
+
 from __future__ import annotations
 
 import gzip
@@ -12,30 +13,33 @@ from pipeline.reader.sniff import SNIFF_BYTES, Sniff, sniff_bytes, sniff_file
 EVENT = b'{"game_id":"g1","seq":1,"type":"game_start","players":["ana"]}\n'
 
 
-@pytest.mark.parametrize("data, kind", [
-    (EVENT * 3, "jsonl"),
-    (b"\xef\xbb\xbf" + EVENT, "jsonl"),  # a byte order mark first
-    (b"\n\n   \n" + EVENT, "jsonl"),  # blank lines first
-    (b"garbage\n" * 5 + EVENT, "jsonl"),  # a damaged start, then a log: read, bad lines reported
-    (b'{"game_id":"g1","se\n', "jsonl"),  # cut off, still a log line
-    (b"game_id,turn,player,points,total\ng1,1,ana,300,300\n", "scoresheet"),
-    (b'"game_id","turn","player","points","total"\r\n', "scoresheet"),
-    (b"a,b,c\n1,2,3\n", "csv"),
-    (b"a\tb\tc\n1\t2\t3\n", "csv"),
-    (b"<!DOCTYPE html>\n<html><head></head><body></body></html>\n", "html"),
-    (b"<?xml version='1.0'?>\n<games/>\n", "xml"),
-    (b'[{"game_id": "g1"}, {"game_id": "g2"}]\n', "json"),
-    (b'[\n  {"game_id": "g1", "seq": 1}\n]\n', "json"),
-    (b'{\n  "game_id": "g1"\n}\n', "json"),
-    (b"[build-system]\nrequires = []\n", "text"),
-    (b"# Sample logs\n\nThese files hold games.\n", "text"),
-    (b"PAR1\x15\x04\x15\x10\x00\x00", "binary"),
-    (b"PK\x03\x04rest of a zip", "binary"),
-    (b"\x00\x01\x02binary\x00", "binary"),
-    (bytes(range(128, 256)) * 20, "binary"),  # not UTF-8
-    (b"", "empty"),
-    (b"\n \n\t\n", "blank"),
-])
+@pytest.mark.parametrize(
+    "data, kind",
+    [
+        (EVENT * 3, "jsonl"),
+        (b"\xef\xbb\xbf" + EVENT, "jsonl"),  # a byte order mark first
+        (b"\n\n   \n" + EVENT, "jsonl"),  # blank lines first
+        (b"garbage\n" * 5 + EVENT, "jsonl"),  # a damaged start, then a log: read, bad lines reported
+        (b'{"game_id":"g1","se\n', "jsonl"),  # cut off, still a log line
+        (b"game_id,turn,player,points,total\ng1,1,ana,300,300\n", "scoresheet"),
+        (b'"game_id","turn","player","points","total"\r\n', "scoresheet"),
+        (b"a,b,c\n1,2,3\n", "csv"),
+        (b"a\tb\tc\n1\t2\t3\n", "csv"),
+        (b"<!DOCTYPE html>\n<html><head></head><body></body></html>\n", "html"),
+        (b"<?xml version='1.0'?>\n<games/>\n", "xml"),
+        (b'[{"game_id": "g1"}, {"game_id": "g2"}]\n', "json"),
+        (b'[\n  {"game_id": "g1", "seq": 1}\n]\n', "json"),
+        (b'{\n  "game_id": "g1"\n}\n', "json"),
+        (b"[build-system]\nrequires = []\n", "text"),
+        (b"# Sample logs\n\nThese files hold games.\n", "text"),
+        (b"PAR1\x15\x04\x15\x10\x00\x00", "binary"),
+        (b"PK\x03\x04rest of a zip", "binary"),
+        (b"\x00\x01\x02binary\x00", "binary"),
+        (bytes(range(128, 256)) * 20, "binary"),  # not UTF-8
+        (b"", "empty"),
+        (b"\n \n\t\n", "blank"),
+    ],
+)
 def test_kinds(data, kind):
     assert sniff_bytes(data, complete=True).kind == kind
 
@@ -47,8 +51,9 @@ def test_only_logs_and_empty_files_are_read():
 
 def test_the_sentence_names_what_it_looks_like_and_what_to_do():
     said = sniff_bytes(b"game_id,turn,player,points,total\n", complete=True).describe()
-    assert said == ("this looks like a scoresheet CSV, not JSON Lines (one JSON event per line): "
-                    "pass it with --scoresheet")
+    assert said == (
+        "this looks like a scoresheet CSV, not JSON Lines (one JSON event per line): pass it with --scoresheet"
+    )
     assert sniff_bytes(b"", complete=True).describe() == "no events: the file is empty"
 
 

@@ -15,6 +15,7 @@ g2 (custom rules: standard without three pairs; incomplete, started 2026-02-05 2
   cy  t2  rolls r11 [5,2,3,4,6,6] r12 [2,3,4,6,2]      farkle
   cy  t3  roll  r13 [1,2,3,4,5,6]                      open (log cut off), 1 hot dice
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -72,16 +73,60 @@ DECISIONS = [  # (game, player, dice left, turn points, choice, next roll farkle
 def tiny_tables() -> dict[str, list[dict]]:
     return {
         "games": [
-            dict(game_id="g1", ruleset=STANDARD.to_json(), ruleset_name="standard", players=["ana", "bo"],
-                 complete=True, first_ts=dt.datetime(2026, 1, 10, 12, tzinfo=UTC)),
-            dict(game_id="g2", ruleset=NO_PAIRS.to_json(), ruleset_name="custom (base standard)",
-                 players=["ana", "cy"], complete=False, first_ts=dt.datetime(2026, 2, 5, 23, 30, tzinfo=UTC)),
+            dict(
+                game_id="g1",
+                ruleset=STANDARD.to_json(),
+                ruleset_name="standard",
+                players=["ana", "bo"],
+                complete=True,
+                first_ts=dt.datetime(2026, 1, 10, 12, tzinfo=UTC),
+            ),
+            dict(
+                game_id="g2",
+                ruleset=NO_PAIRS.to_json(),
+                ruleset_name="custom (base standard)",
+                players=["ana", "cy"],
+                complete=False,
+                first_ts=dt.datetime(2026, 2, 5, 23, 30, tzinfo=UTC),
+            ),
         ],
         "game_players": [
-            dict(game_id="g1", player="ana", seat=1, claimed_total=2300, corrected_total=2300, won_claimed=True, won_corrected=True),
-            dict(game_id="g1", player="bo", seat=2, claimed_total=150, corrected_total=0, won_claimed=False, won_corrected=False),
-            dict(game_id="g2", player="ana", seat=1, claimed_total=0, corrected_total=0, won_claimed=False, won_corrected=False),
-            dict(game_id="g2", player="cy", seat=2, claimed_total=300, corrected_total=300, won_claimed=False, won_corrected=False),
+            dict(
+                game_id="g1",
+                player="ana",
+                seat=1,
+                claimed_total=2300,
+                corrected_total=2300,
+                won_claimed=True,
+                won_corrected=True,
+            ),
+            dict(
+                game_id="g1",
+                player="bo",
+                seat=2,
+                claimed_total=150,
+                corrected_total=0,
+                won_claimed=False,
+                won_corrected=False,
+            ),
+            dict(
+                game_id="g2",
+                player="ana",
+                seat=1,
+                claimed_total=0,
+                corrected_total=0,
+                won_claimed=False,
+                won_corrected=False,
+            ),
+            dict(
+                game_id="g2",
+                player="cy",
+                seat=2,
+                claimed_total=300,
+                corrected_total=300,
+                won_claimed=False,
+                won_corrected=False,
+            ),
         ],
         "rolls": [
             dict(game_id=g, player=p, seq=i + 2, dice=d, dice_count=len(d), scored=s)
@@ -214,13 +259,17 @@ def test_turn_value_buckets(all_tables):
     b = one(buckets, scope="overall", bucket="1500-1750")
     assert (b["points_lo"], b["points_hi"], b["share"]) == (1500, 1750, 1 / 8)
     assert {(r["bucket"], r["turns"]) for r in rows(buckets, player="ana")} == {
-        ("farkle", 2), ("750-1000", 1), ("1500-1750", 1)
+        ("farkle", 2),
+        ("750-1000", 1),
+        ("1500-1750", 1),
     }
 
 
 def test_bank_vs_roll_by_dice_left(all_tables):
     t = all_tables["bank_vs_roll_by_dice_left"]
-    got = {r["dice_left"]: (r["decisions"], r["banks"], r["rolls"], r["rolled_farkles"]) for r in rows(t, scope="overall")}
+    got = {
+        r["dice_left"]: (r["decisions"], r["banks"], r["rolls"], r["rolled_farkles"]) for r in rows(t, scope="overall")
+    }
     assert got == {1: (1, 1, 0, 0), 3: (1, 1, 0, 0), 4: (2, 1, 1, 0), 5: (3, 1, 2, 1), 6: (1, 0, 1, 0)}
     five = one(t, scope="overall", dice_left=5)
     assert five["bank_rate"] == pytest.approx(1 / 3)
@@ -265,10 +314,12 @@ def test_player_findings_by_code(all_tables):
     f = all_tables["player_findings"]
     # game_incomplete names no player; unknown_game is in no game of the dataset
     assert {(r["player"], r["code"], r["findings"]) for r in rows(f, scope="player")} == {
-        ("bo", "bank_below_opening", 1), ("cy", "missing_turn_end", 1)
+        ("bo", "bank_below_opening", 1),
+        ("cy", "missing_turn_end", 1),
     }
     assert {(r["code"], r["findings"]) for r in rows(f, scope="overall")} == {
-        ("bank_below_opening", 1), ("missing_turn_end", 1)
+        ("bank_below_opening", 1),
+        ("missing_turn_end", 1),
     }
 
 
@@ -296,7 +347,9 @@ def test_chi2_p_value_closed_form_matches_known_quantiles(tiny):
 
     con = duckdb.connect()
     con.execute((SQL_DIR / "macros.sql").read_text())
-    got = con.execute("select chi2_sf_5df(11.0705), chi2_sf_5df(15.0863), chi2_sf_5df(4.35146), chi2_sf_5df(0)").fetchone()
+    got = con.execute(
+        "select chi2_sf_5df(11.0705), chi2_sf_5df(15.0863), chi2_sf_5df(4.35146), chi2_sf_5df(0)"
+    ).fetchone()
     assert got == (pytest.approx(0.05, abs=1e-5), pytest.approx(0.01, abs=1e-5), pytest.approx(0.5, abs=1e-5), 1.0)
     for z in (0.1, 1.0, 1.96, 3.0, 5.0):
         got = con.execute("select normal_two_sided_p(?)", [z]).fetchone()[0]

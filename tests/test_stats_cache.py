@@ -1,6 +1,7 @@
 """The on-disk cache of the solved policy tables (pipeline.stats.cache.policy_tables): written
 once per ruleset and code version, then read instead of solving; damage is recomputed; a
 ruleset the solver refuses is never cached, so every run still says it was not solved."""
+
 from __future__ import annotations
 
 import json

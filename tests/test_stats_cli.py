@@ -2,6 +2,7 @@
 
 Uses the hand-made dataset of test_stats.py; the figures checked here are worked out there.
 """
+
 from __future__ import annotations
 
 import csv
@@ -101,8 +102,21 @@ def test_duckdb_memory_setting_and_its_spill_directory(tiny, tmp_path, monkeypat
 
 
 def test_json_with_filters(tiny):
-    result = run(tiny, "-f", "json", "--player", "cy", "--since", "2026-02-01", "--until", "2026-02-28",
-                 "--rules", '{"three_pairs": null}', "--section", "turns")
+    result = run(
+        tiny,
+        "-f",
+        "json",
+        "--player",
+        "cy",
+        "--since",
+        "2026-02-01",
+        "--until",
+        "2026-02-28",
+        "--rules",
+        '{"three_pairs": null}',
+        "--section",
+        "turns",
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert list(payload["tables"]) == ["turn_value", "turn_value_buckets"]
@@ -160,17 +174,26 @@ def test_unknown_section_and_bad_dates_are_usage_errors(tiny):
     assert run(tiny, "--rules", "nonsense").exit_code == 2
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--player", "nobody"), "no player 'nobody' in dataset {ds}\n"),
-    (("--player", "anna"), "no player 'anna' in dataset {ds} (did you mean ana?)\n"),
-    (("--game", "g11"), "no game 'g11' in dataset {ds} (did you mean g1?)\n"),
-    (("--game", "G2"), "no game 'G2' in dataset {ds} (did you mean g2?)\n"),
-    (("--rules", "playmonster"), "no game in dataset {ds} was played under the ruleset 'playmonster' "
-                                 "(knob for knob); its games were played under: custom (base standard), standard\n"),
-    (("--player", "bo", "--game", "g2"), "no game in dataset {ds} matches --game g2 with --player bo together\n"),
-    (("--since", "2027-01-01"), "no game in dataset {ds} matches --since 2027-01-01; its games started from "
-                                "2026-01-10 to 2026-02-05 (UTC)\n"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--player", "nobody"), "no player 'nobody' in dataset {ds}\n"),
+        (("--player", "anna"), "no player 'anna' in dataset {ds} (did you mean ana?)\n"),
+        (("--game", "g11"), "no game 'g11' in dataset {ds} (did you mean g1?)\n"),
+        (("--game", "G2"), "no game 'G2' in dataset {ds} (did you mean g2?)\n"),
+        (
+            ("--rules", "playmonster"),
+            "no game in dataset {ds} was played under the ruleset 'playmonster' "
+            "(knob for knob); its games were played under: custom (base standard), standard\n",
+        ),
+        (("--player", "bo", "--game", "g2"), "no game in dataset {ds} matches --game g2 with --player bo together\n"),
+        (
+            ("--since", "2027-01-01"),
+            "no game in dataset {ds} matches --since 2027-01-01; its games started from "
+            "2026-01-10 to 2026-02-05 (UTC)\n",
+        ),
+    ],
+)
 def test_a_filter_that_matches_no_game_is_bad_usage_and_suggests(tiny, args, message):
     for fmt in ("text", "json"):
         result = run(tiny, *args, "-f", fmt)
@@ -198,16 +221,35 @@ def test_open_dataset_refuses_what_is_not_a_dataset(tmp_path):
     pointer.write_text(json.dumps({"format": "farkle-logs", "dataset_version": DATASET_VERSION + 1}))
     with pytest.raises(DatasetError, match="newer farkle-logs"):
         open_dataset(tmp_path)
-    pointer.write_text(json.dumps({"format": "farkle-logs", "dataset_version": DATASET_VERSION, "snapshot": 1,
-                                   "manifest": "../elsewhere/manifest.json"}))
+    pointer.write_text(
+        json.dumps(
+            {
+                "format": "farkle-logs",
+                "dataset_version": DATASET_VERSION,
+                "snapshot": 1,
+                "manifest": "../elsewhere/manifest.json",
+            }
+        )
+    )
     with pytest.raises(DatasetDamaged, match="no manifest inside the dataset"):
         open_dataset(tmp_path)
-    pointer.write_text(json.dumps({"format": "farkle-logs", "dataset_version": DATASET_VERSION, "snapshot": 1,
-                                   "manifest": "manifest.json"}))
+    pointer.write_text(
+        json.dumps(
+            {"format": "farkle-logs", "dataset_version": DATASET_VERSION, "snapshot": 1, "manifest": "manifest.json"}
+        )
+    )
     with pytest.raises(DatasetDamaged, match="manifest.json .* is missing"):
         open_dataset(tmp_path)
-    (tmp_path / "manifest.json").write_text(json.dumps({"format": "farkle-logs", "dataset_version": DATASET_VERSION,
-                                                        "snapshot": 1, "tables": {"events": ["../../etc/passwd"]}}))
+    (tmp_path / "manifest.json").write_text(
+        json.dumps(
+            {
+                "format": "farkle-logs",
+                "dataset_version": DATASET_VERSION,
+                "snapshot": 1,
+                "tables": {"events": ["../../etc/passwd"]},
+            }
+        )
+    )
     with pytest.raises(DatasetDamaged, match="not a list of file paths"):
         open_dataset(tmp_path)
 
@@ -235,7 +277,10 @@ def test_sections_as_users_type_them(tiny):
     both = json.loads(run(tiny, "--section", "Bust,players", "-f", "json").stdout)["tables"]
     assert set(both) == {"bust_rate_by_dice_left", "player_summary", "player_findings"}
     assert set(json.loads(run(tiny, "--section", "decisions_quality", "-f", "json").stdout)["tables"]) == {
-        "decision_quality", "decision_loss_by_state", "blunders"}
+        "decision_quality",
+        "decision_loss_by_state",
+        "blunders",
+    }
     typo = run(tiny, "--section", "blunder")
     assert typo.exit_code == 2 and typo.stderr.startswith("error: unknown section 'blunder' (did you mean blunders?)")
 
@@ -256,7 +301,7 @@ def test_stats_does_not_import_pandas(tiny, tmp_path):
         "print('pandas' in sys.modules, file=sys.stderr)\n"
     )
     env = {**os.environ, "FARKLE_LOGS_CACHE_DIR": str(tmp_path / "cache")}
-    for run_no in (1, 2):  # the first run fills the cache (solving may use pandas), the second reads it
+    for _run_no in (1, 2):  # the first run fills the cache (solving may use pandas), the second reads it
         done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, env=env)
         assert done.returncode == 0, done.stderr
     assert done.stderr.strip().splitlines()[-1] == "False"

@@ -7,6 +7,7 @@ from the Parquet tables, without the SQL, and compared. Invariants follow: farkl
 rates in [0, 1], per-player sums equal the overall row, a --player run equals that player's
 rows of the unfiltered run.
 """
+
 from __future__ import annotations
 
 import json
@@ -89,7 +90,9 @@ def test_bust_rate_matches_polars(sql, pq):
         )
     )
     expected = rolls.group_by("player", "dice_count").agg(
-        rolls=pl.len(), farkles=(~pl.col("scored")).sum(), expected=pl.col("p").sum(),
+        rolls=pl.len(),
+        farkles=(~pl.col("scored")).sum(),
+        expected=pl.col("p").sum(),
         var=(pl.col("p") * (1 - pl.col("p"))).sum(),
     )
     got = by_player(frame(sql["bust_rate_by_dice_left"]), "dice")
@@ -108,13 +111,18 @@ def test_bust_rate_matches_polars(sql, pq):
 
 
 def test_turn_value_matches_polars(sql, pq):
-    turns = pq["turns"].filter(pl.col("outcome").is_in(["bank", "farkle"])).with_columns(
-        points=pl.when(pl.col("outcome") == "farkle").then(0).otherwise(pl.col("corrected_points"))
+    turns = (
+        pq["turns"]
+        .filter(pl.col("outcome").is_in(["bank", "farkle"]))
+        .with_columns(points=pl.when(pl.col("outcome") == "farkle").then(0).otherwise(pl.col("corrected_points")))
     )
     got = frame(sql["turn_value"])
     expected = turns.group_by("player").agg(
-        turns=pl.len(), banked=(pl.col("outcome") == "bank").sum(), points=pl.col("points").sum(),
-        mean=pl.col("points").mean(), median=pl.col("points").median(),
+        turns=pl.len(),
+        banked=(pl.col("outcome") == "bank").sum(),
+        points=pl.col("points").sum(),
+        mean=pl.col("points").mean(),
+        median=pl.col("points").median(),
         banked_mean=pl.col("points").filter(pl.col("outcome") == "bank").mean(),
     )
     rows = by_player(got)
@@ -134,24 +142,33 @@ def test_turn_value_matches_polars(sql, pq):
 def test_turn_buckets_match_polars(sql, pq):
     turns = pq["turns"].filter(pl.col("outcome").is_in(["bank", "farkle"]))
     label = (
-        pl.when(pl.col("outcome") == "farkle").then(pl.lit("farkle"))
-        .when(pl.col("corrected_points") >= 3000).then(pl.lit("3000+"))
+        pl.when(pl.col("outcome") == "farkle")
+        .then(pl.lit("farkle"))
+        .when(pl.col("corrected_points") >= 3000)
+        .then(pl.lit("3000+"))
         .otherwise(
-            ((pl.col("corrected_points") // 250) * 250).cast(pl.Utf8) + "-"
+            ((pl.col("corrected_points") // 250) * 250).cast(pl.Utf8)
+            + "-"
             + ((pl.col("corrected_points") // 250) * 250 + 250).cast(pl.Utf8)
         )
     )
     expected = turns.with_columns(bucket=label).group_by("player", "bucket").len()
     got = by_player(frame(sql["turn_value_buckets"]), "bucket")
-    assert {k: v["turns"] for k, v in got.items()} == {(r["player"], r["bucket"]): r["len"] for r in expected.to_dicts()}
+    assert {k: v["turns"] for k, v in got.items()} == {
+        (r["player"], r["bucket"]): r["len"] for r in expected.to_dicts()
+    }
 
 
 def test_decisions_match_polars(sql, pq):
     d = pq["decisions"].with_columns(points_lo=pl.min_horizontal((pl.col("turn_points") // 250) * 250, pl.lit(3000)))
-    for key, table, col in (("dice_left", "bank_vs_roll_by_dice_left", "dice_left"),
-                            ("points_lo", "bank_vs_roll_by_points", "points_lo")):
+    for key, table, col in (
+        ("dice_left", "bank_vs_roll_by_dice_left", "dice_left"),
+        ("points_lo", "bank_vs_roll_by_points", "points_lo"),
+    ):
         expected = d.group_by("player", key).agg(
-            decisions=pl.len(), banks=(pl.col("choice") == "bank").sum(), rolls=(pl.col("choice") == "roll").sum(),
+            decisions=pl.len(),
+            banks=(pl.col("choice") == "bank").sum(),
+            rolls=(pl.col("choice") == "roll").sum(),
             rolled_farkles=((pl.col("choice") == "roll") & pl.col("farkled").fill_null(False)).sum(),
         )
         got = by_player(frame(sql[table]), col)
@@ -159,7 +176,10 @@ def test_decisions_match_polars(sql, pq):
         for e in expected.to_dicts():
             g = got[(e["player"], e[key])]
             assert (g["decisions"], g["banks"], g["rolls"], g["rolled_farkles"]) == (
-                e["decisions"], e["banks"], e["rolls"], e["rolled_farkles"]
+                e["decisions"],
+                e["banks"],
+                e["rolls"],
+                e["rolled_farkles"],
             )
             assert g["bank_rate"] == pytest.approx(e["banks"] / e["decisions"])
 
@@ -168,17 +188,30 @@ def test_player_summary_matches_polars(sql, pq):
     games = pq["games"].select("game_id", "complete")
     seats = pq["game_players"].join(games, on="game_id")
     g = seats.group_by("player").agg(
-        games=pl.col("game_id").n_unique(), complete=pl.col("complete").sum(),
+        games=pl.col("game_id").n_unique(),
+        complete=pl.col("complete").sum(),
         wins=(pl.col("complete") & pl.col("won_corrected")).sum(),
-        claimed=pl.col("claimed_total").sum(), corrected=pl.col("corrected_total").sum(),
+        claimed=pl.col("claimed_total").sum(),
+        corrected=pl.col("corrected_total").sum(),
     )
-    t = pq["turns"].filter(pl.col("outcome").is_in(["bank", "farkle"])).group_by("player").agg(
-        turns=pl.len(), hot=pl.col("hot_dice").sum(),
-        small=((pl.col("outcome") == "bank") & (pl.col("claimed_points") < 300)).sum(),
+    t = (
+        pq["turns"]
+        .filter(pl.col("outcome").is_in(["bank", "farkle"]))
+        .group_by("player")
+        .agg(
+            turns=pl.len(),
+            hot=pl.col("hot_dice").sum(),
+            small=((pl.col("outcome") == "bank") & (pl.col("claimed_points") < 300)).sum(),
+        )
     )
     r = pq["rolls"].join(games, on="game_id").group_by("player").agg(rolls=pl.len(), farkles=(~pl.col("scored")).sum())
-    f = (pq["findings"].filter(pl.col("player").is_not_null()).join(games, on="game_id")
-         .group_by("player").agg(findings=pl.len()))
+    f = (
+        pq["findings"]
+        .filter(pl.col("player").is_not_null())
+        .join(games, on="game_id")
+        .group_by("player")
+        .agg(findings=pl.len())
+    )
     expected = g.join(t, on="player", how="left").join(r, on="player", how="left").join(f, on="player", how="left")
     got = by_player(frame(sql["player_summary"]))
     assert len(got) == expected.height
@@ -192,14 +225,23 @@ def test_player_summary_matches_polars(sql, pq):
         assert s["findings"] == (e["findings"] or 0)
         assert (s["claimed_points"], s["corrected_points"]) == (e["claimed"], e["corrected"])
     findings = by_player(frame(sql["player_findings"]), "code")
-    expected_f = (pq["findings"].filter(pl.col("player").is_not_null()).join(games, on="game_id")
-                  .group_by("player", "code").len())
-    assert {k: v["findings"] for k, v in findings.items()} == {(x["player"], x["code"]): x["len"] for x in expected_f.to_dicts()}
+    expected_f = (
+        pq["findings"].filter(pl.col("player").is_not_null()).join(games, on="game_id").group_by("player", "code").len()
+    )
+    assert {k: v["findings"] for k, v in findings.items()} == {
+        (x["player"], x["code"]): x["len"] for x in expected_f.to_dicts()
+    }
 
 
 def test_dice_fairness_matches_polars(sql, pq):
-    faces = (pq["rolls"].join(pq["games"].select("game_id"), on="game_id").select("player", "dice")
-             .explode("dice").group_by("player", "dice").len())
+    faces = (
+        pq["rolls"]
+        .join(pq["games"].select("game_id"), on="game_id")
+        .select("player", "dice")
+        .explode("dice")
+        .group_by("player", "dice")
+        .len()
+    )
     got = by_player(frame(sql["dice_fairness"]))
     for player in faces["player"].unique().to_list():
         counts = {r["dice"]: r["len"] for r in faces.filter(pl.col("player") == player).to_dicts()}
@@ -208,7 +250,9 @@ def test_dice_fairness_matches_polars(sql, pq):
         n = sum(counts.values())
         chi2 = sum((counts.get(f, 0) - n / 6) ** 2 / (n / 6) for f in range(1, 7))
         assert row["chi2"] == pytest.approx(chi2)
-        p = math.erfc(math.sqrt(chi2 / 2)) + math.sqrt(2 / math.pi) * math.exp(-chi2 / 2) * (math.sqrt(chi2) + chi2**1.5 / 3)
+        p = math.erfc(math.sqrt(chi2 / 2)) + math.sqrt(2 / math.pi) * math.exp(-chi2 / 2) * (
+            math.sqrt(chi2) + chi2**1.5 / 3
+        )
         assert row["p_value"] == pytest.approx(p, rel=1e-5)
 
 
@@ -219,8 +263,23 @@ ADDITIVE = {
     "turn_value_buckets": (("bucket",), ("turns",)),
     "bank_vs_roll_by_dice_left": (("dice_left",), ("decisions", "banks", "rolls", "rolled_farkles")),
     "bank_vs_roll_by_points": (("bucket",), ("decisions", "banks", "rolls", "rolled_farkles")),
-    "player_summary": ((), ("wins", "turns", "farkled_turns", "points", "rolls", "farkles", "hot_dice", "banks",
-                            "banks_below_300", "findings", "claimed_points", "corrected_points")),
+    "player_summary": (
+        (),
+        (
+            "wins",
+            "turns",
+            "farkled_turns",
+            "points",
+            "rolls",
+            "farkles",
+            "hot_dice",
+            "banks",
+            "banks_below_300",
+            "findings",
+            "claimed_points",
+            "corrected_points",
+        ),
+    ),
     "player_findings": (("code",), ("findings",)),
     "dice_fairness": ((), ("face_1", "face_2", "face_3", "face_4", "face_5", "face_6", "dice")),
 }
@@ -231,8 +290,8 @@ def test_per_player_sums_equal_overall(sql, table):
     keys, columns = ADDITIVE[table]
     df = frame(sql[table])
     overall = df.filter(pl.col("scope") == "overall")
-    summed = df.filter(pl.col("scope") == "player").group_by(list(keys) or pl.lit(1)).agg(
-        [pl.col(c).sum() for c in columns]
+    summed = (
+        df.filter(pl.col("scope") == "player").group_by(list(keys) or pl.lit(1)).agg([pl.col(c).sum() for c in columns])
     )
     assert overall.height > 0
     for row in overall.to_dicts():

@@ -9,6 +9,7 @@ Two datasets:
   with a margin (|z| < 3.5 for every dice count) so that a change of the simulator's random
   stream cannot make the test fail by chance.
 """
+
 from __future__ import annotations
 
 import random
@@ -30,10 +31,18 @@ def roll_dataset(root, weights: list[float] | None, seed: int = 20261129):
     for n in range(1, 7):
         for i in range(ROLLS_PER_COUNT):
             dice = rng.choices(range(1, 7), weights=weights, k=n) if weights else [rng.randint(1, 6) for _ in range(n)]
-            rolls.append(dict(game_id=f"g{i % 500}", player=f"p{i % 4}", dice=dice, dice_count=n,
-                              scored=not farkle[dice_key(dice)]))
-    games = [dict(game_id=f"g{i}", ruleset=STANDARD.to_json(), ruleset_name="standard", complete=True)
-             for i in range(500)]
+            rolls.append(
+                dict(
+                    game_id=f"g{i % 500}",
+                    player=f"p{i % 4}",
+                    dice=dice,
+                    dice_count=n,
+                    scored=not farkle[dice_key(dice)],
+                )
+            )
+    games = [
+        dict(game_id=f"g{i}", ruleset=STANDARD.to_json(), ruleset_name="standard", complete=True) for i in range(500)
+    ]
     return write_dataset(root, {"games": games, "rolls": rolls})
 
 

@@ -1,4 +1,5 @@
 """The exact-odds table: the rules engine's enumeration, one row per (ruleset, dice), cached."""
+
 from __future__ import annotations
 
 import json
@@ -27,7 +28,14 @@ def as_dict(table):
 def test_odds_of_rules_md_and_a_variant(cache_dir):
     got = as_dict(exact_odds_table([STANDARD.to_json(), NO_PAIRS.to_json(), None, "not json"]))
     # rules.md's table for the common rules
-    table = {6: Fraction(5, 216), 5: Fraction(25, 324), 4: Fraction(17, 108), 3: Fraction(5, 18), 2: Fraction(4, 9), 1: Fraction(2, 3)}
+    table = {
+        6: Fraction(5, 216),
+        5: Fraction(25, 324),
+        4: Fraction(17, 108),
+        3: Fraction(5, 18),
+        2: Fraction(4, 9),
+        1: Fraction(2, 3),
+    }
     for n, p in table.items():
         assert got[(STANDARD.to_json(), n)] == p
     # without three pairs, six dice of three pairs (6!/(2!2!2!) * C(6,3) = 1800 rolls, of which
@@ -66,6 +74,8 @@ def test_cache_off(tmp_path, monkeypatch):
 
 def test_matching_rulesets_ignores_base_and_spelling():
     texts = [STANDARD.to_json(), NO_PAIRS.to_json(), Ruleset.builtin("playmonster").to_json()]
-    assert matching_rulesets(texts, Ruleset.from_value({"base": "playmonster", "three_ones": 1000})) == [STANDARD.to_json()]
+    assert matching_rulesets(texts, Ruleset.from_value({"base": "playmonster", "three_ones": 1000})) == [
+        STANDARD.to_json()
+    ]
     assert matching_rulesets(texts, Ruleset.from_value({"three_pairs": None})) == [NO_PAIRS.to_json()]
     assert matching_rulesets(texts, Ruleset.from_value({"opening": 0})) == []

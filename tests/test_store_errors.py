@@ -7,6 +7,7 @@ for real on a tiny tmpfs mounted in a user namespace (`unshare -U -r -m`, no roo
 skipped where the kernel does not allow it). A read-only dataset uses the same tmpfs,
 remounted read-only.
 """
+
 from __future__ import annotations
 
 import errno
@@ -114,8 +115,9 @@ def test_a_read_only_directory_without_root(tmp_path):
 def _userns_tmpfs_works() -> bool:
     if shutil.which("unshare") is None:
         return False
-    probe = subprocess.run(["unshare", "-U", "-r", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"],
-                           capture_output=True)
+    probe = subprocess.run(
+        ["unshare", "-U", "-r", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"], capture_output=True
+    )
     return probe.returncode == 0
 
 
@@ -128,8 +130,13 @@ def in_tmpfs(mount: Path, size: str, script: str) -> subprocess.CompletedProcess
     mount.mkdir(exist_ok=True)
     fl = f"{shlex.quote(sys.executable)} -m pipeline.cli"
     body = f"set -u\nmount -t tmpfs -o size={size} tmpfs {shlex.quote(str(mount))}\nFL='{fl}'\n{script}"
-    return subprocess.run(["unshare", "-U", "-r", "-m", "bash", "-c", body], cwd=ROOT, capture_output=True,
-                          timeout=600, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    return subprocess.run(
+        ["unshare", "-U", "-r", "-m", "bash", "-c", body],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=600,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
 
 
 @needs_tmpfs
@@ -181,7 +188,10 @@ $FL dataset repair {q['ds']} > /dev/null 2> {q['out']}/repair.err; echo $? > {q[
     assert proc.returncode == 0, proc.stderr
     err = (out / "ingest.err").read_text()
     assert (out / "ingest.rc").read_text().strip() == "2", err
-    assert err == f"error: cannot write to the dataset: {mount / 'ds' / '.lock'}: Read-only file system; nothing was ingested\n"
+    assert (
+        err
+        == f"error: cannot write to the dataset: {mount / 'ds' / '.lock'}: Read-only file system; nothing was ingested\n"
+    )
     # readers need no write access
     assert (out / "stats.rc").read_text().strip() == "0", (out / "stats.err").read_text()
     assert json.loads((out / "after.json").read_text()) == json.loads((out / "before.json").read_text())

@@ -3,6 +3,7 @@ re-checked through the public keep API (every legal keep, nothing pruned), the c
 precision, the bot that plays the policy, the Arrow export and `rules show`.
 
 Figures checked against a number are derived here by hand, never copied from a run."""
+
 from __future__ import annotations
 
 import decimal
@@ -313,15 +314,21 @@ def test_arrow_export_has_every_state_and_joins():
     assert int(meta["cap"]) == p.cap and json.loads(meta["headline"])["cap"] == p.cap
     frame = pl.from_arrow(table)
     decisions = pl.DataFrame(
-        {"points": [1000, 50, 450, 300], "dice_left": [1, 6, 1, 2], "opened": [True, False, False, True],
-         "action": [ROLL, BANK, BANK, ROLL]}
+        {
+            "points": [1000, 50, 450, 300],
+            "dice_left": [1, 6, 1, 2],
+            "opened": [True, False, False, True],
+            "action": [ROLL, BANK, BANK, ROLL],
+        }
     ).with_columns(pl.col("dice_left").cast(pl.Int8))
     joined = decisions.join(frame, on=["points", "dice_left", "opened"], how="left").with_columns(
         loss=pl.col("value") - pl.when(pl.col("action") == BANK).then("bank_value").otherwise("roll_value")
     )
     assert joined["value"].null_count() == 0
     for row in joined.iter_rows(named=True):
-        assert row["loss"] == pytest.approx(p.action_loss(row["points"], row["dice_left"], row["opened"], row["action"]))
+        assert row["loss"] == pytest.approx(
+            p.action_loss(row["points"], row["dice_left"], row["opened"], row["action"])
+        )
         assert row["best_action"] == p.best_action(row["points"], row["dice_left"], row["opened"])
 
 

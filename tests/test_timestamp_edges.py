@@ -1,6 +1,7 @@
 """Timestamps at the calendar's edges (issue 11 item 2): valid RFC 3339 the audit accepts,
 stored clamped to 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.999999Z, never failing an
 ingest, a re-ingest of a stored game, or the report."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -13,7 +14,6 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli.main import app
-from pipeline.model import Event
 from pipeline.reader import parse_line
 from pipeline.dataset.timestamps import to_utc_array
 from pipeline.reader.timestamps import UTC_MAX_US, UTC_MIN_US
@@ -34,19 +34,26 @@ def test_the_edges_are_pythons_datetime_range():
     assert UTC_MAX_US == (LAST - epoch) // dt.timedelta(microseconds=1)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("0001-01-01T00:00:00+01:00", FIRST),  # 0000-12-31T23:00Z: clamped
-    ("0000-01-01T00:00:00Z", FIRST),  # year 0 is valid RFC 3339 text
-    ("9999-12-31T23:59:59-01:00", LAST),  # 10000-01-01T00:59:59Z: clamped
-    ("9999-12-31t23:59:59.9999999z", LAST),  # cut to microseconds: in range
-    ("0001-01-01T00:59:59-01:00", dt.datetime(1, 1, 1, 1, 59, 59, tzinfo=UTC)),  # in range: exact
-    ("9999-12-31T23:00:00+05:30", dt.datetime(9999, 12, 31, 17, 30, tzinfo=UTC)),
-    ("2026-01-02T04:04:05.250+01:00", dt.datetime(2026, 1, 2, 3, 4, 5, 250000, tzinfo=UTC)),
-    ("2026-01-02T03:04:05.123456789Z", dt.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("0001-01-01T00:00:00+01:00", FIRST),  # 0000-12-31T23:00Z: clamped
+        ("0000-01-01T00:00:00Z", FIRST),  # year 0 is valid RFC 3339 text
+        ("9999-12-31T23:59:59-01:00", LAST),  # 10000-01-01T00:59:59Z: clamped
+        ("9999-12-31t23:59:59.9999999z", LAST),  # cut to microseconds: in range
+        ("0001-01-01T00:59:59-01:00", dt.datetime(1, 1, 1, 1, 59, 59, tzinfo=UTC)),  # in range: exact
+        ("9999-12-31T23:00:00+05:30", dt.datetime(9999, 12, 31, 17, 30, tzinfo=UTC)),
+        ("2026-01-02T04:04:05.250+01:00", dt.datetime(2026, 1, 2, 3, 4, 5, 250000, tzinfo=UTC)),
+        ("2026-01-02T03:04:05.123456789Z", dt.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)),
+    ],
+)
 def test_to_utc_array(text, expected):
-    assert parse_line(json.dumps({"game_id": "g", "seq": 1, "type": "farkle", "player": "a", "ts": text}).encode(),
-                      "f", 1).ts == text  # the audit accepts it as it is
+    assert (
+        parse_line(
+            json.dumps({"game_id": "g", "seq": 1, "type": "farkle", "player": "a", "ts": text}).encode(), "f", 1
+        ).ts
+        == text
+    )  # the audit accepts it as it is
     assert utc([text, None]) == [expected, None]
 
 
@@ -55,14 +62,29 @@ def test_to_utc_array_keeps_nulls_and_rejects_nothing():
     assert utc([None, None]) == [None, None]
     # text the reader would never let through becomes null, not an exception
     assert utc(["2026-02-30T00:00:00Z", "2026-01-01T00:00:00.1234567Z", "nonsense"]) == [
-        None, dt.datetime(2026, 1, 1, 0, 0, 0, 123456, tzinfo=UTC), None]
+        None,
+        dt.datetime(2026, 1, 1, 0, 0, 0, 123456, tzinfo=UTC),
+        None,
+    ]
 
 
 def edge_log(path: Path, game: str = "e1") -> Path:
     lines = [
-        {"game_id": game, "seq": 1, "ts": "0001-01-01T00:00:00.1234567+01:00", "type": "game_start", "players": ["a", "b"]},
-        {"game_id": game, "seq": 2, "ts": "9999-12-31T23:59:59-01:00", "type": "roll", "player": "a",
-         "dice": [1, 2, 3, 4, 6, 6]},
+        {
+            "game_id": game,
+            "seq": 1,
+            "ts": "0001-01-01T00:00:00.1234567+01:00",
+            "type": "game_start",
+            "players": ["a", "b"],
+        },
+        {
+            "game_id": game,
+            "seq": 2,
+            "ts": "9999-12-31T23:59:59-01:00",
+            "type": "roll",
+            "player": "a",
+            "dice": [1, 2, 3, 4, 6, 6],
+        },
     ]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     return path
@@ -89,8 +111,20 @@ def test_a_stored_game_with_edge_timestamps_can_be_continued(tmp_path):
     out = tmp_path / "ds"
     runner.invoke(app, ["ingest", str(edge_log(tmp_path / "edge.jsonl")), "-o", str(out)])
     more = tmp_path / "more.jsonl"
-    more.write_text(json.dumps({"game_id": "e1", "seq": 3, "ts": "2020-01-01T00:00:00Z", "type": "keep",
-                                "player": "a", "dice": [1], "points": 100}) + "\n")
+    more.write_text(
+        json.dumps(
+            {
+                "game_id": "e1",
+                "seq": 3,
+                "ts": "2020-01-01T00:00:00Z",
+                "type": "keep",
+                "player": "a",
+                "dice": [1],
+                "points": 100,
+            }
+        )
+        + "\n"
+    )
     result = runner.invoke(app, ["ingest", str(more), "-o", str(out), "-f", "json"])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     summary = json.loads(result.stdout)

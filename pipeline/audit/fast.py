@@ -32,6 +32,7 @@ games, the line numbers of bad lines and, per block read, the slots of the games
 (a few dozen integers a block in a log of whole games); pass 2 the reference's state of
 suspect games.
 """
+
 from __future__ import annotations
 
 import gc
@@ -44,7 +45,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -104,15 +105,21 @@ class ScanSummary:
         records = self.blocks[source] if source < len(self.blocks) else None
         if records is None:
             return None
-        marked = [np.fromiter((g in suspect for g in games), bool, len(games)) if suspect else None
-                  for games in self.part_games]
-        bad = np.sort(np.frombuffer(self.bad_lines[source], np.int64)) if source < len(self.bad_lines) \
+        marked = [
+            np.fromiter((g in suspect for g in games), bool, len(games)) if suspect else None
+            for games in self.part_games
+        ]
+        bad = (
+            np.sort(np.frombuffer(self.bad_lines[source], np.int64))
+            if source < len(self.bad_lines)
             else np.zeros(0, np.int64)
+        )
         chosen = []
         for start, end, first, n, part, slots in records:
             at = np.searchsorted(bad, first)
-            if (at < len(bad) and bad[at] < first + n) or \
-                    (marked[part] is not None and len(slots) and marked[part][slots].any()):
+            if (at < len(bad) and bad[at] < first + n) or (
+                marked[part] is not None and len(slots) and marked[part][slots].any()
+            ):
                 chosen.append((start, end, first, n))
         return chosen
 
@@ -145,8 +152,9 @@ def _upto(end: int) -> Callable[[int], int]:
     return lambda pos: min(pos + BLOCK, end)
 
 
-def _blocks(path: Path, start: int, reads: Callable[[int], int],
-            max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[bytes, int, int, int, int]]:
+def _blocks(
+    path: Path, start: int, reads: Callable[[int], int], max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[tuple[bytes, int, int, int, int]]:
     """(block of whole lines without the final newline, number of its first line, number of
     its lines, offset of its first byte, offset of its end) for the bytes of a plain file
     from `start`, read up to `reads(pos)` at a time until that is no further than pos (at
@@ -187,7 +195,7 @@ def _blocks(path: Path, start: int, reads: Callable[[int], int],
                 if cut < 0:
                     carry = data
                     continue
-                block, carry = data[:cut], data[cut + 1:]
+                block, carry = data[:cut], data[cut + 1 :]
                 n = block.count(b"\n") + 1
                 yield block, line, n, begin, begin + cut
                 begin += cut + 1
@@ -213,10 +221,15 @@ def _is_plain(source: InputSource) -> bool:
         return False
 
 
-def _scan_parts(parts: Sequence[tuple[InputSource, int, int | Callable[[int], int] | None]],
-                default_rules: Ruleset, on_items: Callable[[int], None] | None = None,
-                on_problem: Callable[[FileProblem], None] | None = None,
-                blocks: bool = True, max_line_bytes: int = MAX_LINE_BYTES, give_up: bool = False) -> ScanSummary:
+def _scan_parts(
+    parts: Sequence[tuple[InputSource, int, int | Callable[[int], int] | None]],
+    default_rules: Ruleset,
+    on_items: Callable[[int], None] | None = None,
+    on_problem: Callable[[FileProblem], None] | None = None,
+    blocks: bool = True,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    give_up: bool = False,
+) -> ScanSummary:
     """Pass 1 over (source, start byte, end byte or reads as for _blocks or None for the
     whole source), in order, in this process, as one part (one kernel state). Plain files
     are read in blocks; the rest through the reader's lines. With `give_up`, raises
@@ -241,15 +254,18 @@ def _scan_parts(parts: Sequence[tuple[InputSource, int, int | Callable[[int], in
         for source, start, end in parts:
             bad = array("q")
             bad_lines.append(bad)
-            on_bad = lambda b: bad.append(b.line)  # noqa: E731
+            on_bad = lambda b: bad.append(b.line)  # noqa: E731, B023  (used within this iteration)
             name = source.name
             if blocks and (end is not None or _is_plain(source)):
-                reads = end if callable(end) else \
-                    _upto(end if end is not None else source.path.stat().st_size)  # type: ignore[union-attr]
+                reads = end if callable(end) else _upto(end if end is not None else source.path.stat().st_size)  # type: ignore[union-attr]
                 records: list = []
                 records_of.append(records)
-                for block, first_line, n_lines, at, stop in _blocks(source.path, start, reads,  # type: ignore[arg-type]
-                                                                    max_line_bytes):
+                for block, first_line, n_lines, at, stop in _blocks(
+                    source.path,
+                    start,
+                    reads,  # type: ignore[arg-type]
+                    max_line_bytes,
+                ):
                     cols = batcher.block_columns(block, first_line, name, base, on_bad, n_lines)
                     feed(cols)
                     records.append((at, stop, first_line, n_lines, 0, state.last_slots.astype(np.int32)))
@@ -273,8 +289,13 @@ def _scan_parts(parts: Sequence[tuple[InputSource, int, int | Callable[[int], in
                     check(len(chunk))
             if source.problem is not None and on_problem is not None:
                 on_problem(source.problem)
-    summary = ScanSummary(events=batcher.events, bad_lines=bad_lines, lines=last_line, blocks=records_of,
-                          part_games=[list(state.game_ids)])
+    summary = ScanSummary(
+        events=batcher.events,
+        bad_lines=bad_lines,
+        lines=last_line,
+        blocks=records_of,
+        part_games=[list(state.game_ids)],
+    )
     st = fast.state
     summary.seen = set(st.game_ids)
     clean = fast.clean()
@@ -286,10 +307,16 @@ def _scan_parts(parts: Sequence[tuple[InputSource, int, int | Callable[[int], in
     return summary
 
 
-def scan(sources: Sequence[InputSource], default_rules: Ruleset,
-         on_problem: Callable[[FileProblem], None] | None = None,
-         on_items: Callable[[int], None] | None = None, *, parallel: bool = True,
-         max_line_bytes: int = MAX_LINE_BYTES, give_up: bool = False) -> ScanSummary:
+def scan(
+    sources: Sequence[InputSource],
+    default_rules: Ruleset,
+    on_problem: Callable[[FileProblem], None] | None = None,
+    on_items: Callable[[int], None] | None = None,
+    *,
+    parallel: bool = True,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    give_up: bool = False,
+) -> ScanSummary:
     """Pass 1 over every source, in order (two processes at once for one large plain file).
     Blocks are read only when the line limit is at least a block (see `_blocks`); with a
     smaller limit every line goes through the reader's own splitter. With `give_up`,
@@ -304,12 +331,14 @@ def scan(sources: Sequence[InputSource], default_rules: Ruleset,
     parts = [(source, 0, None) for source in sources]
     try:
         if blocks:
-            return _scan_parts(parts, default_rules, on_items, on_problem, max_line_bytes=max_line_bytes,
-                               give_up=give_up)
+            return _scan_parts(
+                parts, default_rules, on_items, on_problem, max_line_bytes=max_line_bytes, give_up=give_up
+            )
     except _NotPlain:
         parts = [(InputSource(s.name, path=s.path), 0, None) for s in sources]
-    summary = _scan_parts(parts, default_rules, on_items, on_problem, blocks=False, max_line_bytes=max_line_bytes,
-                          give_up=give_up)
+    summary = _scan_parts(
+        parts, default_rules, on_items, on_problem, blocks=False, max_line_bytes=max_line_bytes, give_up=give_up
+    )
     summary.read_in_blocks = False
     summary.blocks = [None] * len(sources)
     return summary
@@ -387,15 +416,27 @@ class _Regions:
             shared[1], shared[3] = shared[0], shared[2]
 
 
-def _scan_regions(source: InputSource, start: int, regions: _Regions, default_rules: Ruleset,
-                  max_line_bytes: int, give_up: bool = False) -> list[tuple[int, ScanSummary]]:
+def _scan_regions(
+    source: InputSource,
+    start: int,
+    regions: _Regions,
+    default_rules: Ruleset,
+    max_line_bytes: int,
+    give_up: bool = False,
+) -> list[tuple[int, ScanSummary]]:
     """This process's ranges: its own region from `start`, then stolen ones, each a part.
     Giving up (MostlyBad) ends the other process's region too."""
     parts = []
     try:
         while start is not None:
-            parts.append((start, _scan_parts([(source, start, regions)], default_rules, max_line_bytes=max_line_bytes,
-                                             give_up=give_up)))
+            parts.append(
+                (
+                    start,
+                    _scan_parts(
+                        [(source, start, regions)], default_rules, max_line_bytes=max_line_bytes, give_up=give_up
+                    ),
+                )
+            )
             start = regions.steal()
     except MostlyBad:
         regions.stop_both()
@@ -403,12 +444,22 @@ def _scan_regions(source: InputSource, start: int, regions: _Regions, default_ru
     return parts
 
 
-def _region_worker(source: InputSource, start: int, default_rules: Ruleset, max_line_bytes: int, give_up: bool,
-                   shared, conn) -> None:
+def _region_worker(
+    source: InputSource, start: int, default_rules: Ruleset, max_line_bytes: int, give_up: bool, shared, conn
+) -> None:
     """The worker's side (run through worker_boot): its ranges' parts, sent pickled to `conn`."""
     try:
-        result = ("ok", _scan_regions(source, start, _Regions(shared, 1, source.path), default_rules,  # type: ignore[arg-type]
-                                      max_line_bytes, give_up))
+        result = (
+            "ok",
+            _scan_regions(
+                source,
+                start,
+                _Regions(shared, 1, source.path),
+                default_rules,  # type: ignore[arg-type]
+                max_line_bytes,
+                give_up,
+            ),
+        )
     except MostlyBad:
         result = ("mostly bad", None)
     except _NotPlain:
@@ -421,19 +472,33 @@ def _region_worker(source: InputSource, start: int, default_rules: Ruleset, max_
         pass
 
 
-def _scan_shared(source: InputSource, default_rules: Ruleset, max_line_bytes: int,
-                 give_up: bool = False) -> ScanSummary | None:
+def _scan_shared(
+    source: InputSource, default_rules: Ruleset, max_line_bytes: int, give_up: bool = False
+) -> ScanSummary | None:
     """One large plain file scanned by this process and one spawned worker (see _Regions;
     the worker pre-started by the command if it was, pipeline.audit.spawn); None where it
     cannot be (too small, not plain, the worker failed: scan in one process)."""
-    worker = audit_spawn.take(source, default_rules, max_line_bytes, give_up, min_bytes=PARALLEL_MIN_BYTES,
-                              first_share=FIRST_SHARE, block=BLOCK)
+    worker = audit_spawn.take(
+        source,
+        default_rules,
+        max_line_bytes,
+        give_up,
+        min_bytes=PARALLEL_MIN_BYTES,
+        first_share=FIRST_SHARE,
+        block=BLOCK,
+    )
     if worker is None:
         return None
     theirs = None
     try:
-        parts = _scan_regions(source, 0, _Regions(worker.shared, 0, source.path), default_rules,  # type: ignore[arg-type]
-                              max_line_bytes, give_up)
+        parts = _scan_regions(
+            source,
+            0,
+            _Regions(worker.shared, 0, source.path),
+            default_rules,  # type: ignore[arg-type]
+            max_line_bytes,
+            give_up,
+        )
         while not worker.receive.poll(0.5):
             if not worker.process.is_alive() and not worker.receive.poll(0):  # pragma: no cover - died silently
                 return None
@@ -466,9 +531,15 @@ def _merge(parts: list[tuple[int, ScanSummary]]) -> ScanSummary:
 
 
 # ---- pass 2 ------------------------------------------------------------------------------
-def replay_suspects(sources: Sequence[InputSource], found: ScanSummary, default_rules: Ruleset, *,
-                    trace: bool, findings: FindingStore | None = None,
-                    max_line_bytes: int = MAX_LINE_BYTES) -> Replayer:
+def replay_suspects(
+    sources: Sequence[InputSource],
+    found: ScanSummary,
+    default_rules: Ruleset,
+    *,
+    trace: bool,
+    findings: FindingStore | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+) -> Replayer:
     """Pass 2: the reference replay of the bad lines and of every event of the suspect games.
     With `findings`, the replayer's findings are moved there as they come (bounded memory)."""
     replayer = Replayer(default_rules, trace=trace, records=False)
@@ -497,8 +568,11 @@ class _Lines:
     (a log of millions of bad lines)."""
 
     def __init__(self, numbers: Sequence[int]):
-        self.numbers = np.sort(np.frombuffer(numbers, np.int64)) if isinstance(numbers, array) \
+        self.numbers = (
+            np.sort(np.frombuffer(numbers, np.int64))
+            if isinstance(numbers, array)
             else np.sort(np.asarray(numbers, np.int64))
+        )
         self._at = 0
 
     def __contains__(self, n: int) -> bool:
@@ -512,8 +586,14 @@ class _Lines:
         return int(self.numbers[i]) if i < len(self.numbers) else None
 
 
-def _replay_source(feed: Callable, source: InputSource, bad: _Lines, suspect: set[str],
-                   chosen: list[tuple[int, int, int, int]] | None, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+def _replay_source(
+    feed: Callable,
+    source: InputSource,
+    bad: _Lines,
+    suspect: set[str],
+    chosen: list[tuple[int, int, int, int]] | None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+) -> None:
     """Pass 2 over one source: only the `chosen` blocks of a file pass 1 read in blocks
     (ScanSummary.blocks_to_replay), else every line as the reader splits them."""
     name = source.name

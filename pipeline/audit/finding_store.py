@@ -9,6 +9,7 @@ order; grouping by game then sorts the spilled findings in runs and merges the r
 never holding more than a run at a time. What still grows with the findings: one small
 integer per game with findings (its rank and count).
 """
+
 from __future__ import annotations
 
 import heapq

@@ -3,6 +3,7 @@
 The CLI's `audit` is a thin shell over `run_audit`, so a league's own tooling can settle
 disputes from Python with the same answers the command prints.
 """
+
 from __future__ import annotations
 
 import os
@@ -14,7 +15,7 @@ from pipeline.audit import finding_store
 from pipeline.audit.finding_store import FindingStore
 from pipeline.reader.inputs import InputSource
 from pipeline.limits import MAX_LINE_BYTES
-from pipeline.model import BadLine, Event, FileProblem, Finding, GameResult
+from pipeline.model import BadLine, Event, FileProblem, GameResult
 from pipeline.reader import read_events
 from pipeline.replay import Replayer, TraceStep
 from pipeline.rules import Ruleset
@@ -108,11 +109,21 @@ def audit_sources(
     path, as does FARKLE_LOGS_REPLAY=reference. `on_item(n)` is told of every n lines read.
     """
     rules = default_rules or Ruleset.builtin("standard")
-    if (games is not None or sheet is not None or any(s.is_stdin for s in sources)
-            or os.environ.get("FARKLE_LOGS_REPLAY") == "reference"):
+    if (
+        games is not None
+        or sheet is not None
+        or any(s.is_stdin for s in sources)
+        or os.environ.get("FARKLE_LOGS_REPLAY") == "reference"
+    ):
         advance = (lambda: on_item(1)) if on_item is not None else None
-        return audit_stream(read_events(sources, on_problem=on_problem, max_line_bytes=max_line_bytes), rules,
-                            games=games, sheet=sheet, trace=trace, on_item=advance)
+        return audit_stream(
+            read_events(sources, on_problem=on_problem, max_line_bytes=max_line_bytes),
+            rules,
+            games=games,
+            sheet=sheet,
+            trace=trace,
+            on_item=advance,
+        )
     from pipeline.audit import fast as audit_fast
 
     problems: list[FileProblem] = []  # told once pass 1 is through (a reference pass would tell them again)
@@ -121,14 +132,19 @@ def audit_sources(
     except audit_fast.MostlyBad:  # a log of mostly bad lines: one reference pass is cheaper than two
         fresh = [InputSource(s.name, path=s.path) for s in sources]  # no stdin here: files read again
         advance = (lambda: on_item(1)) if on_item is not None else None
-        return audit_stream(read_events(fresh, on_problem=on_problem, max_line_bytes=max_line_bytes), rules,
-                            trace=trace, on_item=advance)
+        return audit_stream(
+            read_events(fresh, on_problem=on_problem, max_line_bytes=max_line_bytes),
+            rules,
+            trace=trace,
+            on_item=advance,
+        )
     if on_problem is not None:
         for problem in problems:
             on_problem(problem)
     report = AuditReport(events=found.events)
-    out = audit_fast.replay_suspects(sources, found, rules, trace=trace, findings=report.findings,
-                                     max_line_bytes=max_line_bytes).drain()
+    out = audit_fast.replay_suspects(
+        sources, found, rules, trace=trace, findings=report.findings, max_line_bytes=max_line_bytes
+    ).drain()
     report.findings.extend(out.findings)
     report.timelines = out.timelines
     report.games = audit_fast.merged_results(found, out.games)

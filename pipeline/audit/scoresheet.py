@@ -5,6 +5,7 @@ A disputed game often arrives with the paper sheet someone kept. Each row is mat
 independently, so one copied-wrong score shows up in every later total of that player,
 which is exactly what the people arguing over the sheet need to see.
 """
+
 from __future__ import annotations
 
 import csv
@@ -87,8 +88,9 @@ def _records(reader, file: str, problems: list[SheetProblem]):
             problems.append(SheetProblem(file, reader.line_num, f"not a CSV row: {exc}"))
 
 
-def compare_sheet(rows: Iterable[SheetRow], turns: Iterable[TurnRecord], logged_games: Iterable[str],
-                  file: str) -> list[Finding]:
+def compare_sheet(
+    rows: Iterable[SheetRow], turns: Iterable[TurnRecord], logged_games: Iterable[str], file: str
+) -> list[Finding]:
     """Findings for every sheet row that disagrees with the corrected replay, in sheet order,
     then the turns the sheet left out."""
     played: dict[tuple[str, str, int], TurnRecord] = {}
@@ -102,41 +104,84 @@ def compare_sheet(rows: Iterable[SheetRow], turns: Iterable[TurnRecord], logged_
     sheet_games: list[str] = []
 
     def finding(row_line, game_id, seq, player, code, message, claimed=None, expected=None):
-        findings.append(Finding(game_id, seq, file, row_line, player, code, severity_of(code), message,
-                                claimed, expected))
+        findings.append(
+            Finding(game_id, seq, file, row_line, player, code, severity_of(code), message, claimed, expected)
+        )
 
     for row in rows:
         key = (row.game_id, row.player, row.turn)
         where = f"{file}:{row.line}"
         if row.game_id not in games:
-            finding(row.line, row.game_id, None, row.player, "sheet_extra_turn",
-                    f"{where}: game {row.game_id} is not in the logs")
+            finding(
+                row.line,
+                row.game_id,
+                None,
+                row.player,
+                "sheet_extra_turn",
+                f"{where}: game {row.game_id} is not in the logs",
+            )
             continue
         if row.game_id not in sheet_games:
             sheet_games.append(row.game_id)
         if key in seen:
-            finding(row.line, row.game_id, None, row.player, "sheet_extra_turn",
-                    f"{where}: a second row for {row.player}'s turn {row.turn}")
+            finding(
+                row.line,
+                row.game_id,
+                None,
+                row.player,
+                "sheet_extra_turn",
+                f"{where}: a second row for {row.player}'s turn {row.turn}",
+            )
             continue
         seen.add(key)
         turn = played.get(key)
         if turn is None:
-            finding(row.line, row.game_id, None, row.player, "sheet_extra_turn",
-                    f"{where}: {row.player} never played a turn {row.turn} in game {row.game_id}")
+            finding(
+                row.line,
+                row.game_id,
+                None,
+                row.player,
+                "sheet_extra_turn",
+                f"{where}: {row.player} never played a turn {row.turn} in game {row.game_id}",
+            )
             continue
         if row.points != turn.corrected_points:
-            finding(row.line, row.game_id, turn.end_seq, row.player, "sheet_points_mismatch",
-                    f"{where}: {row.player}'s turn {row.turn} scored {row.points} on the sheet, "
-                    f"{turn.corrected_points} by the dice ({turn.outcome})", row.points, turn.corrected_points)
+            finding(
+                row.line,
+                row.game_id,
+                turn.end_seq,
+                row.player,
+                "sheet_points_mismatch",
+                f"{where}: {row.player}'s turn {row.turn} scored {row.points} on the sheet, "
+                f"{turn.corrected_points} by the dice ({turn.outcome})",
+                row.points,
+                turn.corrected_points,
+            )
         if row.total != turn.corrected_total:
-            finding(row.line, row.game_id, turn.end_seq, row.player, "sheet_total_mismatch",
-                    f"{where}: {row.player}'s total after turn {row.turn} is {row.total} on the sheet, "
-                    f"{turn.corrected_total} by the dice", row.total, turn.corrected_total)
+            finding(
+                row.line,
+                row.game_id,
+                turn.end_seq,
+                row.player,
+                "sheet_total_mismatch",
+                f"{where}: {row.player}'s total after turn {row.turn} is {row.total} on the sheet, "
+                f"{turn.corrected_total} by the dice",
+                row.total,
+                turn.corrected_total,
+            )
     for game_id in sheet_games:
         for t in by_game.get(game_id, ()):
             if t.outcome == "open" or (t.game_id, t.player, t.turn) in seen:
                 continue
-            finding(None, game_id, t.end_seq, t.player, "sheet_missing_turn",
-                    f"{file}: no row for {t.player}'s turn {t.turn} (ended at seq {t.end_seq}, "
-                    f"{t.corrected_points} points, total {t.corrected_total})", None, t.corrected_points)
+            finding(
+                None,
+                game_id,
+                t.end_seq,
+                t.player,
+                "sheet_missing_turn",
+                f"{file}: no row for {t.player}'s turn {t.turn} (ended at seq {t.end_seq}, "
+                f"{t.corrected_points} points, total {t.corrected_total})",
+                None,
+                t.corrected_points,
+            )
     return findings

@@ -10,6 +10,7 @@ started for the same file, rules and line limit.
 
 Standard library only (and worker_boot), so the command reaches `prestart` quickly.
 """
+
 from __future__ import annotations
 
 import os
@@ -72,8 +73,16 @@ def _key(source: Any, default_rules: Any, max_line_bytes: int, give_up: bool) ->
     return (str(source.path), source.name, default_rules, max_line_bytes, give_up)
 
 
-def start(source: Any, default_rules: Any, max_line_bytes: int, give_up: bool, *, min_bytes: int | None = None,
-          first_share: float | None = None, block: int | None = None) -> Worker | None:
+def start(
+    source: Any,
+    default_rules: Any,
+    max_line_bytes: int,
+    give_up: bool,
+    *,
+    min_bytes: int | None = None,
+    first_share: float | None = None,
+    block: int | None = None,
+) -> Worker | None:
     """Spawn the worker for `source` (an InputSource), or None where one file is not read by
     two processes: stdin, gzip, not a regular file, smaller than min_bytes, one core, a line
     limit under a block (read by the reader's lines), no line start to split at. Options
@@ -103,8 +112,9 @@ def start(source: Any, default_rules: Any, max_line_bytes: int, give_up: bool, *
     shared = ctx.Array("q", [0, middle, middle, size])
     receive, send = ctx.Pipe(duplex=False)
     payload = pickle.dumps((source, middle, default_rules, max_line_bytes, give_up))
-    process = ctx.Process(target=worker_boot.run, daemon=True,
-                          args=("pipeline.audit.fast:_region_worker", payload, shared, send))
+    process = ctx.Process(
+        target=worker_boot.run, daemon=True, args=("pipeline.audit.fast:_region_worker", payload, shared, send)
+    )
     try:
         process.start()
     except Exception:  # pragma: no cover - a worker that cannot start: scan in one process

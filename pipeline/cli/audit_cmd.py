@@ -1,4 +1,5 @@
 """`farkle-logs audit`: replay every game and say what went wrong, where, and who really won."""
+
 from __future__ import annotations
 
 import enum
@@ -36,22 +37,32 @@ class AuditFormat(str, enum.Enum):
 
 @app.command(short_help="Replay logs against the rules: findings, who really won.")
 def audit(
-    logs: List[str] = typer.Argument(..., metavar="LOGS...",
-                                     help="Log files, directories, globs, .gz files, or - for stdin."),
-    scoresheet: Optional[str] = typer.Option(None, "--scoresheet", metavar="CSV",
-                                             help="Hand-kept scoresheet to check against the replay."),
-    rules: Optional[str] = typer.Option(None, "--rules", "-r", metavar="RULES",
-                                        help=RULES_HELP + " Used when game_start has no rules."),
-    format: AuditFormat = typer.Option(AuditFormat.text, "--format", "-f", metavar="FORMAT",
-                                       help="text, json, jsonl or csv."),
-    game: Optional[List[str]] = typer.Option(None, "--game", "-g", metavar="ID", help="Only this game id (repeatable)."),
+    logs: List[str] = typer.Argument(
+        ..., metavar="LOGS...", help="Log files, directories, globs, .gz files, or - for stdin."
+    ),
+    scoresheet: Optional[str] = typer.Option(
+        None, "--scoresheet", metavar="CSV", help="Hand-kept scoresheet to check against the replay."
+    ),
+    rules: Optional[str] = typer.Option(
+        None, "--rules", "-r", metavar="RULES", help=RULES_HELP + " Used when game_start has no rules."
+    ),
+    format: AuditFormat = typer.Option(
+        AuditFormat.text, "--format", "-f", metavar="FORMAT", help="text, json, jsonl or csv."
+    ),
+    game: Optional[List[str]] = typer.Option(
+        None, "--game", "-g", metavar="ID", help="Only this game id (repeatable)."
+    ),
     coach: bool = typer.Option(
-        False, "--coach",
+        False,
+        "--coach",
         help="With one --game: every keep and bank-or-roll of that game against the exact single-turn "
-             "policy (value made, best, loss) instead of the findings.",
+        "policy (value made, best, loss) instead of the findings.",
     ),
     blunder_threshold: float = typer.Option(
-        150.0, "--blunder-threshold", min=0.0, metavar="POINTS",
+        150.0,
+        "--blunder-threshold",
+        min=0.0,
+        metavar="POINTS",
         help="--coach: mark choices losing more than this as blunders.",
     ),
     max_line_bytes: int = max_line_bytes_option(),
@@ -80,8 +91,15 @@ def audit(
         if "-" in logs:
             usage_error("--engine spark reads files its tasks can open: stdin (-) is for --engine local")
     resolution = resolve(logs)
-    if (engine is Engine.local and not game and scoresheet is None and not coach and len(resolution.sources) == 1
-            and not resolution.sources[0].is_stdin and os.environ.get("FARKLE_LOGS_REPLAY") != "reference"):
+    if (
+        engine is Engine.local
+        and not game
+        and scoresheet is None
+        and not coach
+        and len(resolution.sources) == 1
+        and not resolution.sources[0].is_stdin
+        and os.environ.get("FARKLE_LOGS_REPLAY") != "reference"
+    ):
         # the fast audit's second process, started before this one's own heavy imports
         # (pipeline/audit/spawn.py); audit_sources takes it over
         from pipeline.audit import spawn as audit_spawn
@@ -113,13 +131,19 @@ def audit(
         from pipeline.engines.spark.audit import audit as spark_audit
 
         with spark_or_exit(spark_master) as spark:
-            report = spark_audit(spark, resolution.sources, default_rules, games=set(game) if game else None,
-                                 max_line_bytes=max_line_bytes)
+            report = spark_audit(
+                spark,
+                resolution.sources,
+                default_rules,
+                games=set(game) if game else None,
+                max_line_bytes=max_line_bytes,
+            )
         seen.ids.update(dict.fromkeys(g.game_id for g in report.games))  # what --game is checked against
     else:
         with progress_bar("auditing") as advance:
-            report = _audit_local(resolution, default_rules, game, sheet, format, seen, file_problems, advance,
-                                  max_line_bytes)
+            report = _audit_local(
+                resolution, default_rules, game, sheet, format, seen, file_problems, advance, max_line_bytes
+            )
     report.file_problems.extend(file_problems)
     for source in resolution.sources:
         if source.is_stdin and source.problem is None and source.lines == source.blank_lines:
@@ -134,8 +158,11 @@ def audit(
     if format is AuditFormat.text:
         print_text(report, stdout, verdict)
     else:
-        write = {AuditFormat.json: lambda r, out: write_json(r, out, [verdict] if verdict else []),
-                 AuditFormat.jsonl: write_jsonl, AuditFormat.csv: write_csv}[format]
+        write = {
+            AuditFormat.json: lambda r, out: write_json(r, out, [verdict] if verdict else []),
+            AuditFormat.jsonl: write_jsonl,
+            AuditFormat.csv: write_csv,
+        }[format]
         ends = _LastChar(sys.stdout)
         write(report, ends)  # streamed: an audit can have millions of findings
         if ends.last not in ("", "\n"):
@@ -148,8 +175,10 @@ def audit(
     for wanted in missing_games:
         stderr.print(f"error: no game {wanted!r} in these logs{did_you_mean(wanted, seen.ids)}")
     if verdict is not None and verdict["rows"] and not verdict["games_found"]:
-        stderr.print(f"error: {verdict['file']}: none of its games is in these logs "
-                     f"({', '.join(verdict['games_not_found'])}){did_you_mean(verdict['games_not_found'][0], seen.ids)}")
+        stderr.print(
+            f"error: {verdict['file']}: none of its games is in these logs "
+            f"({', '.join(verdict['games_not_found'])}){did_you_mean(verdict['games_not_found'][0], seen.ids)}"
+        )
         raise typer.Exit(EXIT_USAGE)
     if resolution.problems or missing_games or any(p.line is None for p in report.file_problems):
         raise typer.Exit(EXIT_USAGE)
@@ -167,8 +196,7 @@ def _audit_local(resolution, default_rules, game, sheet, format, seen, file_prob
 
     if game or sheet is not None:
         return audit_stream(
-            seen.watch(read_events(resolution.sources, on_problem=file_problems.append,
-                                   max_line_bytes=max_line_bytes)),
+            seen.watch(read_events(resolution.sources, on_problem=file_problems.append, max_line_bytes=max_line_bytes)),
             default_rules,
             games=set(game) if game else None,
             sheet=sheet,
@@ -222,8 +250,9 @@ def _check_sheet_header(name: str, text: str) -> None:
         usage_error(f"{name}:{problems[0].line}: {problems[0].reason}")
 
 
-def _coach(resolution, game_id: str, default_rules, format: AuditFormat, threshold: float, seen: SeenGames,
-           max_line_bytes: int) -> None:
+def _coach(
+    resolution, game_id: str, default_rules, format: AuditFormat, threshold: float, seen: SeenGames, max_line_bytes: int
+) -> None:
     from pipeline.cli.coach_render import coach_json, coach_text, event_seqs
     from pipeline.model import FileProblem
     from pipeline.reader import read_events
@@ -239,9 +268,11 @@ def _coach(resolution, game_id: str, default_rules, format: AuditFormat, thresho
             yield item
 
     result, policy, judged = coach_game(
-        keep_game_events(seen.watch(read_events(resolution.sources, on_problem=file_problems.append,
-                                                max_line_bytes=max_line_bytes))),
-        game_id, default_rules,
+        keep_game_events(
+            seen.watch(read_events(resolution.sources, on_problem=file_problems.append, max_line_bytes=max_line_bytes))
+        ),
+        game_id,
+        default_rules,
     )
     for p in file_problems:
         where = f"{p.file}:{p.line}" if p.line is not None else p.file

@@ -4,6 +4,7 @@ Text is escaped and fits the terminal (pipeline/cli/text.py): a finding is its s
 code and place on one line, its message wrapped under it; tables have no outer borders.
 JSON and CSV carry the data exactly; winners are always lists of names (or null).
 """
+
 from __future__ import annotations
 
 import csv
@@ -150,8 +151,7 @@ def sheet_verdict(report: AuditReport, name: str, text: str) -> dict[str, Any]:
     sheet_games = list(dict.fromkeys(r.game_id for r in rows))
     found = [g for g in sheet_games if g in logged]
     not_found = [g for g in sheet_games if g not in logged]
-    differences = [f for f in report.findings if f.file == name and f.code in SHEET_CODES
-                   and f.game_id in logged]
+    differences = [f for f in report.findings if f.file == name and f.code in SHEET_CODES and f.game_id in logged]
     by_code: dict[str, int] = {}
     for f in differences:
         by_code[f.code] = by_code.get(f.code, 0) + 1
@@ -178,8 +178,10 @@ def verdict_line(v: dict[str, Any]) -> str:
         return f"scoresheet {v['file']}: nothing checked, none of its games is in these logs"
     if v["differences"]:
         codes = ", ".join(f"{n} {code}" for code, n in sorted(v["by_code"].items(), key=lambda kv: (-kv[1], kv[0])))
-        text = f"scoresheet {v['file']}: {v['differences']} difference{'s' if v['differences'] != 1 else ''} " \
-               f"from the replay ({codes}); {where}"
+        text = (
+            f"scoresheet {v['file']}: {v['differences']} difference{'s' if v['differences'] != 1 else ''} "
+            f"from the replay ({codes}); {where}"
+        )
     elif v["rows_unreadable"] or v["games_not_found"]:
         text = f"scoresheet {v['file']}: the rows checked agree with the replay; {where}"
     else:
@@ -221,8 +223,10 @@ def winner_lines(result) -> list[str]:
     same = "same as claimed" if set(claimed or ()) == set(corrected or ()) else "DIFFERENT from the claim"
     lines.append(f"winner claimed: {_names(claimed)}")
     if target is not None and best is not None and best < target:
-        lines.append(f"by the dice nobody reached the target of {target:,}: the game was not over "
-                     f"({_names(corrected)} leads with {best:,})")
+        lines.append(
+            f"by the dice nobody reached the target of {target:,}: the game was not over "
+            f"({_names(corrected)} leads with {best:,})"
+        )
     else:
         lines.append(f"winner by the dice: {_names(corrected)} ({same})")
     return lines
@@ -255,25 +259,44 @@ def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = N
             console.line(f"    {f.message}")
         timeline = report.timelines.get(game_id) if game_id is not None else None
         if timeline:
-            table = plain_table(("seq", True), ("player", False), ("event", False), ("dice", False),
-                                ("claimed", True), ("worth", True), ("total", True), ("finding", False),
-                                title="turns involved (claimed, and worth by the dice)")
+            table = plain_table(
+                ("seq", True),
+                ("player", False),
+                ("event", False),
+                ("dice", False),
+                ("claimed", True),
+                ("worth", True),
+                ("total", True),
+                ("finding", False),
+                title="turns involved (claimed, and worth by the dice)",
+            )
             for i, turn in enumerate(timeline):
                 if i:
                     table.add_section()
                 for step in turn:
                     dice = "" if step.dice is None else " ".join(map(str, step.dice))
-                    table.add_row(str(step.seq), _cell(step.player), step.type, dice, _num(step.claimed),
-                                  _num(step.worth), _num(step.total), step.code or "",
-                                  style="bold red" if step.code else None)
+                    table.add_row(
+                        str(step.seq),
+                        _cell(step.player),
+                        step.type,
+                        dice,
+                        _num(step.claimed),
+                        _num(step.worth),
+                        _num(step.total),
+                        step.code or "",
+                        style="bold red" if step.code else None,
+                    )
             console.print(table)
         if result is not None:
             _print_result(result, console)
     for game_id, findings in absent.items():
         lines = [f.line for f in findings if f.line is not None]
         span = f"line {lines[0]}" if len(lines) == 1 else f"lines {min(lines)}-{max(lines)}"
-        console.line(f"scoresheet {findings[0].file}: game {game_id} is not in these logs: its "
-                     f"{len(findings)} row{'s' if len(findings) != 1 else ''} ({span}) were not checked", indent="  ")
+        console.line(
+            f"scoresheet {findings[0].file}: game {game_id} is not in these logs: its "
+            f"{len(findings)} row{'s' if len(findings) != 1 else ''} ({span}) were not checked",
+            indent="  ",
+        )
     console.rule("summary")
     games, events = len(report.games), report.events
     clean = sum(1 for g in report.games if g.game_id not in with_findings)
@@ -284,8 +307,9 @@ def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = N
         f"{warnings:,} warning{'s' if warnings != 1 else ''}"
     )
     if report.file_problems or report.sheet_problems:
-        console.line(f"{len(report.file_problems) + len(report.sheet_problems):,} unreadable files or rows "
-                     "(named on stderr)")
+        console.line(
+            f"{len(report.file_problems) + len(report.sheet_problems):,} unreadable files or rows (named on stderr)"
+        )
     if sheet is not None:
         console.line(verdict_line(sheet), indent="  ")
     counts = report.counts_by_code()

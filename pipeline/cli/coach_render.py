@@ -6,6 +6,7 @@ in the log: the keep for a keep, the roll or bank after the keep for a bank-or-r
 judge keys a keep by the roll it was taken from and a bank-or-roll by the keep it followed;
 JSON gives that as `state_seq`.)
 """
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,9 @@ def event_seqs(judged: Sequence[Judged], events: Sequence[tuple[int, str]]) -> d
     return out
 
 
-def coach_rows(judged: Sequence[Judged], threshold: float, seqs: dict[tuple[str, int], int] | None = None) -> list[dict]:
+def coach_rows(
+    judged: Sequence[Judged], threshold: float, seqs: dict[tuple[str, int], int] | None = None
+) -> list[dict]:
     rows = []
     for j in judged:
         g = j.judgement
@@ -59,8 +62,9 @@ def coach_rows(judged: Sequence[Judged], threshold: float, seqs: dict[tuple[str,
     return rows
 
 
-def coach_text(game_id: str, judged: Sequence[Judged], threshold: float,
-               seqs: dict[tuple[str, int], int], console: LazyConsole) -> None:
+def coach_text(
+    game_id: str, judged: Sequence[Judged], threshold: float, seqs: dict[tuple[str, int], int], console: LazyConsole
+) -> None:
     """One row per choice: seq, player, turn, the turn's points, the dice (the roll a keep
     was taken from, or the dice left to roll), what was made, the best choice and the loss;
     then a line per player. Expected values are in the JSON."""
@@ -68,10 +72,21 @@ def coach_text(game_id: str, judged: Sequence[Judged], threshold: float,
 
     console.line(f"coach: game {game_id}")
     console.line(f"note: {MODEL_NOTE}", indent="  ")
-    console.line("A keep is judged against the roll it was taken from, a bank-or-roll with the dice "
-                 f"left to roll; * marks a blunder (a loss above {threshold:g} expected points).", indent="  ")
-    table = plain_table(("seq", True), ("player", False), ("turn", True), ("points", True), ("dice", False),
-                        ("made", False), ("best", False), ("loss", True))
+    console.line(
+        "A keep is judged against the roll it was taken from, a bank-or-roll with the dice "
+        f"left to roll; * marks a blunder (a loss above {threshold:g} expected points).",
+        indent="  ",
+    )
+    table = plain_table(
+        ("seq", True),
+        ("player", False),
+        ("turn", True),
+        ("points", True),
+        ("dice", False),
+        ("made", False),
+        ("best", False),
+        ("loss", True),
+    )
     for column in table.columns[4:7]:
         column.no_wrap = True  # dice and choices read as a whole or not at all
     totals: dict[str, list[float]] = {}
@@ -90,9 +105,16 @@ def coach_text(game_id: str, judged: Sequence[Judged], threshold: float,
             per[2] += g.optimal
             per[3] += g.loss > threshold
             best, loss = g.best, f"{g.loss:.1f}" + (" *" if g.loss > threshold else "  ")
-        table.add_row(str(row["seq"]), printable(j.player), str(j.turn),
-                      f"{j.points:,}" if j.points is not None else "", printable(dice), printable(j.made),
-                      printable(best), loss)
+        table.add_row(
+            str(row["seq"]),
+            printable(j.player),
+            str(j.turn),
+            f"{j.points:,}" if j.points is not None else "",
+            printable(dice),
+            printable(j.made),
+            printable(best),
+            loss,
+        )
     console.print(table)
     for why, seq_list in not_judged.items():
         console.line(f"not judged ({why}): seq {', '.join(map(str, seq_list))}", indent="  ")
@@ -101,15 +123,24 @@ def coach_text(game_id: str, judged: Sequence[Judged], threshold: float,
         mean = f"{loss / n:.1f}" if n else "-"
         console.line(
             f"  {player}: {n} choices judged, mean loss {mean}, optimal {optimal}/{n}, "
-            f"blunders {blunders}, not judged {unjudged}", indent="    "
+            f"blunders {blunders}, not judged {unjudged}",
+            indent="    ",
         )
 
 
-def coach_json(game_id: str, judged: Sequence[Judged], threshold: float,
-               seqs: dict[tuple[str, int], int] | None = None) -> str:
+def coach_json(
+    game_id: str, judged: Sequence[Judged], threshold: float, seqs: dict[tuple[str, int], int] | None = None
+) -> str:
     from pipeline.strategy.solver import MODEL_NOTE
 
-    return json.dumps(
-        {"game_id": game_id, "model": MODEL_NOTE, "blunder_threshold": threshold,
-         "choices": coach_rows(judged, threshold, seqs)}
-    ) + "\n"
+    return (
+        json.dumps(
+            {
+                "game_id": game_id,
+                "model": MODEL_NOTE,
+                "blunder_threshold": threshold,
+                "choices": coach_rows(judged, threshold, seqs),
+            }
+        )
+        + "\n"
+    )

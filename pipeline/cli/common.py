@@ -3,6 +3,7 @@
 Commands stay thin: parse options here, call the library, print. Exit codes are the
 project's contract: 0 fine, 1 findings or errors in the data, 2 bad usage.
 """
+
 from __future__ import annotations
 
 import enum
@@ -65,7 +66,10 @@ def _line_size(value: str) -> int:
 def max_line_bytes_option():
     """--max-line-bytes SIZE for the commands that read logs (docs/reliability.md)."""
     return typer.Option(
-        format_bytes(MAX_LINE_BYTES).replace(" ", ""), "--max-line-bytes", metavar="SIZE", parser=_line_size,
+        format_bytes(MAX_LINE_BYTES).replace(" ", ""),
+        "--max-line-bytes",
+        metavar="SIZE",
+        parser=_line_size,
         help="Longest line read (e.g. 4MiB); a longer line is a bad_json reject naming its size.",
     )
 

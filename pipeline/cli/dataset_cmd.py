@@ -1,5 +1,6 @@
 """`farkle-logs dataset check|repair`: is a dataset whole, and if not, make it usable again
 (pipeline/dataset/verify.py, pipeline/dataset/repair.py; docs/dataset.md, "Damage and repair")."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,9 @@ FULL_HELP = "Also read every row of every file (slower): finds damage inside a f
 def check(
     dataset: str = typer.Argument(..., metavar="DATASET", help="A dataset directory written by `farkle-logs ingest`."),
     full: bool = typer.Option(False, "--full", help=FULL_HELP),
-    format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", metavar="FORMAT",
-                                      help="Report as text or json."),
+    format: TextOrJson = typer.Option(
+        TextOrJson.text, "--format", "-f", metavar="FORMAT", help="Report as text or json."
+    ),
 ) -> None:
     """Verify the pointer (_current.json), the manifest it names, and that every file the
     manifest lists is a readable Parquet file with its table's schema; count rows.
@@ -44,8 +46,14 @@ def check(
 def _check_text(path: str, report) -> str:
     from pipeline.dataset.tables import TABLES
 
-    lines = [f"dataset {path}: " + (f"snapshot {report.snapshot} ({report.manifest_path})"
-                                    if report.snapshot is not None else "no usable pointer")]
+    lines = [
+        f"dataset {path}: "
+        + (
+            f"snapshot {report.snapshot} ({report.manifest_path})"
+            if report.snapshot is not None
+            else "no usable pointer"
+        )
+    ]
     if report.rows:
         lines.append(f"{'table':<14}{'files':>8}{'rows':>14}")
         for table in TABLES:
@@ -56,8 +64,11 @@ def _check_text(path: str, report) -> str:
     if report.notes:
         lines.append("notes:")
         lines += [f"  {n}" for n in report.notes]
-    lines.append("healthy" if report.healthy else
-                 f"DAMAGED: `farkle-logs dataset repair {path}` points it at its newest complete snapshot")
+    lines.append(
+        "healthy"
+        if report.healthy
+        else f"DAMAGED: `farkle-logs dataset repair {path}` points it at its newest complete snapshot"
+    )
     return "\n".join(lines)
 
 
@@ -65,8 +76,9 @@ def _check_text(path: str, report) -> str:
 def repair(
     dataset: str = typer.Argument(..., metavar="DATASET", help="A dataset directory written by `farkle-logs ingest`."),
     full: bool = typer.Option(False, "--full", help=FULL_HELP),
-    format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", metavar="FORMAT",
-                                      help="Report as text or json."),
+    format: TextOrJson = typer.Option(
+        TextOrJson.text, "--format", "-f", metavar="FORMAT", help="Report as text or json."
+    ),
 ) -> None:
     """Point a damaged dataset at its newest complete snapshot; deletes nothing (snapshots
     it drops go to DATASET/.damaged/) and names the input files to ingest again.
@@ -86,7 +98,9 @@ def repair(
     else:
         lines = [f"{dataset}: {action}" for action in result.actions]
         if result.reingest:
-            lines.append(f"{dataset}: ingest these files again (they were in the snapshots dropped): "
-                         + ", ".join(result.reingest))
+            lines.append(
+                f"{dataset}: ingest these files again (they were in the snapshots dropped): "
+                + ", ".join(result.reingest)
+            )
         stdout.print("\n".join(lines), markup=False)
     raise typer.Exit(EXIT_OK if result.ok else EXIT_DATA)

@@ -7,6 +7,7 @@ A filter that matches nothing is a mistake far more often than a question (a typ
 game id or a name), and an empty table would hide it: it is bad usage (exit 2), and the
 message names the closest ids or names the dataset does hold.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -23,18 +24,30 @@ if TYPE_CHECKING:
 
 # The filter options, declared once: `player: PlayerOption = None` in a command's signature
 # (the default goes there, not in typer.Option). `filters_or_exit` turns them into Filters.
-PlayerOption = Annotated[Optional[str], typer.Option(
-    "--player", "-p", metavar="NAME", help="Only this player's rows, in games they sat in.")]
-RulesFilterOption = Annotated[Optional[str], typer.Option(
-    "--rules", "-r", metavar="RULES", help="Only games played under this ruleset. " + RULES_HELP)]
-SinceOption = Annotated[Optional[dt.datetime], typer.Option(
-    "--since", formats=["%Y-%m-%d"], metavar="YYYY-MM-DD", help="Games started on or after this UTC date.")]
-UntilOption = Annotated[Optional[dt.datetime], typer.Option(
-    "--until", formats=["%Y-%m-%d"], metavar="YYYY-MM-DD", help="Games started on or before this UTC date.")]
+PlayerOption = Annotated[
+    Optional[str], typer.Option("--player", "-p", metavar="NAME", help="Only this player's rows, in games they sat in.")
+]
+RulesFilterOption = Annotated[
+    Optional[str],
+    typer.Option("--rules", "-r", metavar="RULES", help="Only games played under this ruleset. " + RULES_HELP),
+]
+SinceOption = Annotated[
+    Optional[dt.datetime],
+    typer.Option(
+        "--since", formats=["%Y-%m-%d"], metavar="YYYY-MM-DD", help="Games started on or after this UTC date."
+    ),
+]
+UntilOption = Annotated[
+    Optional[dt.datetime],
+    typer.Option(
+        "--until", formats=["%Y-%m-%d"], metavar="YYYY-MM-DD", help="Games started on or before this UTC date."
+    ),
+]
 
 
-def filters_or_exit(player: str | None, rules: str | None, since: dt.datetime | None,
-                    until: dt.datetime | None, game: str | None = None) -> "Filters":
+def filters_or_exit(
+    player: str | None, rules: str | None, since: dt.datetime | None, until: dt.datetime | None, game: str | None = None
+) -> "Filters":
     """Filters from CLI options; exit 2 on a bad ruleset or a --since after --until."""
     from pipeline.stats import Filters
 
@@ -85,8 +98,13 @@ def filters_match_or_exit(ds: "Dataset", filters: "Filters", rules_spec: str | N
     from pipeline.stats import run, session
     from pipeline.stats.odds import matching_rulesets
 
-    if filters.game is None and filters.player is None and filters.rules is None \
-            and filters.since is None and filters.until is None:
+    if (
+        filters.game is None
+        and filters.player is None
+        and filters.rules is None
+        and filters.since is None
+        and filters.until is None
+    ):
         return
     where = f"dataset {ds.path}"
     with session(ds, filters, with_odds=False) as con:
@@ -96,17 +114,26 @@ def filters_match_or_exit(ds: "Dataset", filters: "Filters", rules_spec: str | N
                 ids = [r[0] for r in con.execute("select distinct game_id from src_games").fetchall()]
                 no_match_error("game", filters.game, ids, where)
         if filters.player is not None:
-            found = con.execute("select count(*) from src_game_players where player = ?", [filters.player]).fetchone()[0]
+            found = con.execute("select count(*) from src_game_players where player = ?", [filters.player]).fetchone()[
+                0
+            ]
             if not found:
                 names = [r[0] for r in con.execute("select distinct player from src_game_players").fetchall()]
                 no_match_error("player", filters.player, names, where)
         if filters.rules is not None:
             texts = [r[0] for r in con.execute("select distinct ruleset from src_games").fetchall()]
             if not matching_rulesets(texts, filters.rules):
-                names = sorted({r[0] for r in con.execute("select distinct ruleset_name from src_games").fetchall()
-                                if r[0] is not None})
-                usage_error(f"no game in {where} was played under the ruleset {rules_spec or filters.rules.name!r} "
-                            f"(knob for knob); its games were played under: {', '.join(names) or 'none'}")
+                names = sorted(
+                    {
+                        r[0]
+                        for r in con.execute("select distinct ruleset_name from src_games").fetchall()
+                        if r[0] is not None
+                    }
+                )
+                usage_error(
+                    f"no game in {where} was played under the ruleset {rules_spec or filters.rules.name!r} "
+                    f"(knob for knob); its games were played under: {', '.join(names) or 'none'}"
+                )
         games = run(con, "int_games_in_scope").num_rows
         span = con.execute("select min(first_ts), max(first_ts) from src_games").fetchone()
     if not games:

@@ -4,6 +4,7 @@ The local engine is the default and needs nothing more; the Spark engine needs t
 `[spark]` extra and Java (docs/spark.md). A missing piece is bad usage: one line saying
 what to install, exit 2, before any work starts.
 """
+
 from __future__ import annotations
 
 import enum

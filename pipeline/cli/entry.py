@@ -15,6 +15,7 @@ message and an exit code. No input or dataset state may end in a bare Python tra
 Commands are tested through Typer's CliRunner, which bypasses this module; tests of this
 module run the console script in a subprocess.
 """
+
 from __future__ import annotations
 
 import errno
@@ -30,11 +31,26 @@ EXIT_PIPE_CLOSED = 141
 BUG_HEADER = "farkle-logs hit a bug; please report it with the command you ran"
 
 # Errors of the machine, not of farkle-logs: the path and the cause say all there is to say.
-ENVIRONMENT_ERRNOS = frozenset({
-    errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EFBIG,
-    errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR,
-    errno.EISDIR, errno.ENXIO, errno.ESTALE,
-})
+ENVIRONMENT_ERRNOS = frozenset(
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EROFS,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EIO,
+        errno.EFBIG,
+        errno.EMFILE,
+        errno.ENFILE,
+        errno.ENOMEM,
+        errno.ENAMETOOLONG,
+        errno.ELOOP,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.ENXIO,
+        errno.ESTALE,
+    }
+)
 
 
 class OutputError(Exception):

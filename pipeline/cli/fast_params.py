@@ -11,6 +11,7 @@ adapter, and if Typer's internals move, `install` does nothing and Typer's path 
 before (slower, same results): tests/test_cli_conventions.py runs every command's
 options through both.
 """
+
 from __future__ import annotations
 
 import datetime as dt

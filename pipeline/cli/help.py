@@ -8,6 +8,7 @@ their type. Every argument and every option that takes a value declares a metava
 
 Both classes also coerce values without pydantic where they can (pipeline/cli/fast_params.py).
 """
+
 from __future__ import annotations
 
 import re
@@ -26,6 +27,7 @@ _RANGE = re.compile(r"(?<=[\[; ])(?:(?P<low>-?[\d.]+)<=)?x(?:(?P<op>>=|<=|>|<)(?
 
 def _plain_range(text: str) -> str:
     """Click writes an option's range as `x>=0.0`, `0<=x<=1`: say it in words instead."""
+
     def words(m: re.Match) -> str:
         number = lambda v: v.removesuffix(".0")  # noqa: E731
         if m["low"] is not None and m["op"] == "<=":
@@ -66,7 +68,6 @@ class Command(TyperCommand):
         if options:
             with formatter.section("Options"):
                 formatter.write_dl(options)
-
 
 
 class Group(TyperGroup):

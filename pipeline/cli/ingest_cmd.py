@@ -1,4 +1,5 @@
 """`farkle-logs ingest`: logs → the Parquet dataset (docs/dataset.md)."""
+
 from __future__ import annotations
 
 import json
@@ -25,14 +26,16 @@ from pipeline.cli.engine_options import Engine, check_engine, engine_option, mas
 
 @app.command("ingest", short_help="Store logs as a Parquet dataset, incrementally.")
 def ingest_command(
-    logs: List[str] = typer.Argument(..., metavar="LOGS...",
-                                     help="Log files, directories, globs, .gz files, or - for stdin."),
+    logs: List[str] = typer.Argument(
+        ..., metavar="LOGS...", help="Log files, directories, globs, .gz files, or - for stdin."
+    ),
     out: str = typer.Option(..., "--out", "-o", metavar="DATASET", help="The dataset directory (created if missing)."),
     rules: Optional[str] = typer.Option(
         None, "--rules", "-r", metavar="RULES", help=RULES_HELP + " Used for games whose game_start has no rules."
     ),
-    format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", metavar="FORMAT",
-                                      help="Summary as text or json."),
+    format: TextOrJson = typer.Option(
+        TextOrJson.text, "--format", "-f", metavar="FORMAT", help="Summary as text or json."
+    ),
     max_line_bytes: int = max_line_bytes_option(),
     engine: Engine = engine_option(),
     spark_master: Optional[str] = master_option(),
@@ -67,8 +70,7 @@ def ingest_command(
                 summary = spark_ingest(spark, logs, out, ruleset, notice=notice, max_line_bytes=max_line_bytes)
         else:
             with progress_bar("ingest (bytes read)") as advance:
-                summary = ingest(logs, out, ruleset, progress=advance, notice=notice,
-                                 max_line_bytes=max_line_bytes)
+                summary = ingest(logs, out, ruleset, progress=advance, notice=notice, max_line_bytes=max_line_bytes)
     except typer.Exit:  # Spark could not start: said in one line already
         raise
     except InputErrors as exc:
@@ -78,8 +80,10 @@ def ingest_command(
     except (InputError, StoreError) as exc:
         usage_error(f"{exc}; nothing was ingested")
     except OSError as exc:  # the reader reports input problems itself: this is the dataset's disk
-        usage_error(f"cannot write to the dataset: {describe_os_error(exc, out)}; nothing was ingested, "
-                    "the dataset is as it was")
+        usage_error(
+            f"cannot write to the dataset: {describe_os_error(exc, out)}; nothing was ingested, "
+            "the dataset is as it was"
+        )
     except Exception as exc:  # a damaged Parquet file of the dataset (exit 2) or a bug (re-raised)
         dataset_failure(out, exc, suffix="; nothing was ingested")
     data = summary.to_dict()

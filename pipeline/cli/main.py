@@ -5,6 +5,7 @@ imports only Typer and the command modules, which import their machinery (the re
 engine, DuckDB, pyarrow, polars, Altair, rich) inside the command functions.
 tests/test_cli_conventions.py holds that line.
 """
+
 from __future__ import annotations
 
 import typer

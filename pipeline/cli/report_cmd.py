@@ -1,4 +1,5 @@
 """`farkle-logs report`: one offline HTML page of a dataset's statistics and audit findings."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,16 +23,21 @@ from pipeline.cli.dataset_options import (
 @app.command(short_help="One offline HTML page of a dataset, or of one game.")
 def report(
     dataset: str = typer.Argument(..., metavar="DATASET", help="A dataset directory written by `farkle-logs ingest`."),
-    out: str = typer.Option("report.html", "--out", "-o", metavar="FILE",
-                            help="The HTML file to write (replaced if it exists)."),
-    title: Optional[str] = typer.Option(None, "--title", "-t", metavar="TEXT",
-                                        help="The page title (default: from the dataset or game)."),
+    out: str = typer.Option(
+        "report.html", "--out", "-o", metavar="FILE", help="The HTML file to write (replaced if it exists)."
+    ),
+    title: Optional[str] = typer.Option(
+        None, "--title", "-t", metavar="TEXT", help="The page title (default: from the dataset or game)."
+    ),
     player: PlayerOption = None,
     rules: RulesFilterOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
     game: Optional[str] = typer.Option(
-        None, "--game", "-g", metavar="ID",
+        None,
+        "--game",
+        "-g",
+        metavar="ID",
         help="A dispute view of this game_id: its turn-by-turn timeline leads the page, which covers it only.",
     ),
 ) -> None:

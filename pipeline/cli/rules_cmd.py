@@ -1,4 +1,5 @@
 """`farkle-logs rules`: list the built-in rulesets and show any ruleset in full."""
+
 from __future__ import annotations
 
 import json
@@ -86,7 +87,9 @@ def show_rules(
         scoring.add_row(combo, shown)
     odds_table = Table("dice", "farkle probability", "percent", "1 in", title="Exact farkle odds")
     for n, p in odds:
-        odds_table.add_row(str(n), f"{p.numerator}/{p.denominator}", f"{float(p):.2%}", f"{1 / float(p):.1f}" if p else "never")
+        odds_table.add_row(
+            str(n), f"{p.numerator}/{p.denominator}", f"{float(p):.2%}", f"{1 / float(p):.1f}" if p else "never"
+        )
     for table in (knobs, scoring, odds_table) + ((strategy_table(strategy),) if strategy else ()):
         stdout.print(table)
     if strategy:

@@ -1,4 +1,5 @@
 """`farkle-logs score`: what a keep is worth, and why."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,9 @@ from pipeline.cli.main import app
 
 @app.command(short_help="What a keep is worth, and its best split.")
 def score(
-    dice: List[int] = typer.Argument(..., metavar="DIE...",
-                                     help="The kept dice, e.g. 1 1 1 5 (more than six to score a union)."),
+    dice: List[int] = typer.Argument(
+        ..., metavar="DIE...", help="The kept dice, e.g. 1 1 1 5 (more than six to score a union)."
+    ),
     rules: Optional[str] = typer.Option(None, "--rules", "-r", metavar="RULES", help=RULES_HELP),
     format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", metavar="FORMAT", help="text or json."),
 ) -> None:
@@ -45,9 +47,7 @@ def score(
                     "all_score": keep is not None,
                     "non_scoring": non_scoring,
                     "best_keep": (
-                        {"dice": list(best.dice), "points": best.points, "breakdown": best.breakdown}
-                        if best
-                        else None
+                        {"dice": list(best.dice), "points": best.points, "breakdown": best.breakdown} if best else None
                     ),
                 }
             )

@@ -1,4 +1,5 @@
 """`farkle-logs simulate`: bots play complete games; optionally plant errors with a manifest."""
+
 from __future__ import annotations
 
 import os
@@ -19,22 +20,51 @@ BOTS_HELP = "threshold, cautious, greedy, keep_all, keep_min, optimal"
 @app.command("simulate", short_help="Bots play complete games, written as a JSONL log.")
 def simulate_cmd(
     games: int = typer.Option(..., "--games", "-n", metavar="N", help="Number of games to play."),
-    players: str = typer.Option("2-4", "--players", "-p", metavar="N|LO-HI",
-                                help="Players per game: a number or a range such as 2-6 (drawn per game)."),
-    rules: Optional[List[str]] = typer.Option(None, "--rules", "-r", metavar="RULES",
-                                              help=RULES_HELP + " Repeat to mix rulesets across games."),
-    seed: Optional[int] = typer.Option(None, "--seed", "-s", metavar="N",
-                                       help="Seed (>= 0): same seed, same bytes. Default: a random seed, printed on stderr."),
+    players: str = typer.Option(
+        "2-4",
+        "--players",
+        "-p",
+        metavar="N|LO-HI",
+        help="Players per game: a number or a range such as 2-6 (drawn per game).",
+    ),
+    rules: Optional[List[str]] = typer.Option(
+        None, "--rules", "-r", metavar="RULES", help=RULES_HELP + " Repeat to mix rulesets across games."
+    ),
+    seed: Optional[int] = typer.Option(
+        None,
+        "--seed",
+        "-s",
+        metavar="N",
+        help="Seed (>= 0): same seed, same bytes. Default: a random seed, printed on stderr.",
+    ),
     out: str = typer.Option("-", "--out", "-o", metavar="FILE", help="Output file (.gz: gzip) or - for stdout."),
-    tables: int = typer.Option(1, "--tables", metavar="N",
-                               help="Games in play at once; their lines interleave by time (1: one game after another)."),
-    inject: float = typer.Option(0.0, "--inject", metavar="SHARE", help="Share of games (0..1) that get one planted error."),
-    inject_codes: Optional[str] = typer.Option(None, "--inject-codes", metavar="CODE,...",
-                                               help="Comma-separated finding codes to plant (default: all injectable)."),
-    manifest: Optional[str] = typer.Option(None, "--manifest", metavar="FILE",
-                                           help="Write the planted errors' ground truth here (JSONL; CSV if it ends in .csv)."),
-    bots: Optional[str] = typer.Option(None, "--bots", metavar="BOT,...",
-                                       help=f"Comma-separated bot strategies to draw from: {BOTS_HELP} (default: all but optimal)."),
+    tables: int = typer.Option(
+        1,
+        "--tables",
+        metavar="N",
+        help="Games in play at once; their lines interleave by time (1: one game after another).",
+    ),
+    inject: float = typer.Option(
+        0.0, "--inject", metavar="SHARE", help="Share of games (0..1) that get one planted error."
+    ),
+    inject_codes: Optional[str] = typer.Option(
+        None,
+        "--inject-codes",
+        metavar="CODE,...",
+        help="Comma-separated finding codes to plant (default: all injectable).",
+    ),
+    manifest: Optional[str] = typer.Option(
+        None,
+        "--manifest",
+        metavar="FILE",
+        help="Write the planted errors' ground truth here (JSONL; CSV if it ends in .csv).",
+    ),
+    bots: Optional[str] = typer.Option(
+        None,
+        "--bots",
+        metavar="BOT,...",
+        help=f"Comma-separated bot strategies to draw from: {BOTS_HELP} (default: all but optimal).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
 ) -> None:
     """Play complete games with bots and write them as a JSONL log (see docs/simulate.md)."""
@@ -98,7 +128,7 @@ def simulate_cmd(
             )
     except BrokenPipeError:  # `simulate ... | head`: the reader has seen enough
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-        raise typer.Exit(0)
+        raise typer.Exit(0) from None
     except SimulationError as exc:
         usage_error(str(exc))
     except OSError as exc:

@@ -8,6 +8,7 @@ session), e.g.
         "$(python -c 'import pipeline.cli.spark_submit as m; print(m.__file__)')" \\
         ingest /shared/logs --out /shared/dataset --engine spark
 """
+
 from __future__ import annotations
 
 import sys

@@ -1,4 +1,5 @@
 """`farkle-logs stats`: player statistics over a dataset, computed by the SQL in `sql/`."""
+
 from __future__ import annotations
 
 import enum
@@ -50,45 +51,91 @@ MODEL_TABLES = {"decision_quality", "decision_loss_by_state", "blunders"}
 # Columns shown on a terminal (json and csv carry every column), with their headers.
 TEXT_COLUMNS: dict[str, list[tuple[str, str]]] = {
     "bust_rate_by_dice_left": [
-        ("dice", "dice"), ("rolls", "rolls"), ("farkles", "farkles"), ("bust_rate", "observed"),
-        ("wilson_lo", "95% lo"), ("wilson_hi", "95% hi"), ("exact_rate", "exact"), ("p_value", "p"), ("off", "off"),
+        ("dice", "dice"),
+        ("rolls", "rolls"),
+        ("farkles", "farkles"),
+        ("bust_rate", "observed"),
+        ("wilson_lo", "95% lo"),
+        ("wilson_hi", "95% hi"),
+        ("exact_rate", "exact"),
+        ("p_value", "p"),
+        ("off", "off"),
     ],
     "turn_value": [
-        ("turns", "turns"), ("farkled_turns", "farkled"), ("mean_points", "mean"), ("median_points", "median"),
-        ("banked_turns", "banked"), ("mean_banked_only", "mean (banked turns only)"),
+        ("turns", "turns"),
+        ("farkled_turns", "farkled"),
+        ("mean_points", "mean"),
+        ("median_points", "median"),
+        ("banked_turns", "banked"),
+        ("mean_banked_only", "mean (banked turns only)"),
     ],
     "turn_value_buckets": [("bucket", "points"), ("turns", "turns"), ("share", "share")],
     "bank_vs_roll_by_dice_left": [
-        ("dice_left", "dice left"), ("decisions", "decisions"), ("banks", "banked"), ("rolls", "rolled"),
-        ("bank_rate", "bank rate"), ("farkle_rate_after_roll", "farkled after rolling"),
+        ("dice_left", "dice left"),
+        ("decisions", "decisions"),
+        ("banks", "banked"),
+        ("rolls", "rolled"),
+        ("bank_rate", "bank rate"),
+        ("farkle_rate_after_roll", "farkled after rolling"),
     ],
     "bank_vs_roll_by_points": [
-        ("bucket", "turn points"), ("decisions", "decisions"), ("banks", "banked"), ("rolls", "rolled"),
-        ("bank_rate", "bank rate"), ("farkle_rate_after_roll", "farkled after rolling"),
+        ("bucket", "turn points"),
+        ("decisions", "decisions"),
+        ("banks", "banked"),
+        ("rolls", "rolled"),
+        ("bank_rate", "bank rate"),
+        ("farkle_rate_after_roll", "farkled after rolling"),
     ],
     "player_summary": [
-        ("games", "games"), ("wins", "wins"), ("win_rate", "win rate"), ("turns", "turns"),
-        ("mean_turn_value", "mean turn"), ("bust_rate", "bust rate"), ("hot_dice_per_100_turns", "hot dice/100 turns"),
-        ("banks_below_300", "banks <300"), ("findings", "findings"), ("claimed_points", "claimed pts"),
+        ("games", "games"),
+        ("wins", "wins"),
+        ("win_rate", "win rate"),
+        ("turns", "turns"),
+        ("mean_turn_value", "mean turn"),
+        ("bust_rate", "bust rate"),
+        ("hot_dice_per_100_turns", "hot dice/100 turns"),
+        ("banks_below_300", "banks <300"),
+        ("findings", "findings"),
+        ("claimed_points", "claimed pts"),
         ("corrected_points", "corrected pts"),
     ],
     "player_findings": [("code", "code"), ("findings", "findings")],
     "dice_fairness": [
-        ("face_1", "1s"), ("face_2", "2s"), ("face_3", "3s"), ("face_4", "4s"), ("face_5", "5s"), ("face_6", "6s"),
-        ("dice", "dice"), ("chi2", "chi2"), ("p_value", "p"),
+        ("face_1", "1s"),
+        ("face_2", "2s"),
+        ("face_3", "3s"),
+        ("face_4", "4s"),
+        ("face_5", "5s"),
+        ("face_6", "6s"),
+        ("dice", "dice"),
+        ("chi2", "chi2"),
+        ("p_value", "p"),
     ],
     "decision_quality": [
-        ("judged", "judged"), ("not_judged", "not judged"), ("mean_loss", "mean loss"),
-        ("optimal_share", "optimal"), ("blunders", "blunders"), ("mean_keep_loss", "keep loss"),
+        ("judged", "judged"),
+        ("not_judged", "not judged"),
+        ("mean_loss", "mean loss"),
+        ("optimal_share", "optimal"),
+        ("blunders", "blunders"),
+        ("mean_keep_loss", "keep loss"),
         ("mean_action_loss", "bank/roll loss"),
     ],
     "decision_loss_by_state": [
-        ("kind", "choice"), ("dice", "dice"), ("bucket", "turn points"), ("judged", "judged"),
-        ("mean_loss", "mean loss"), ("optimal_share", "optimal"),
+        ("kind", "choice"),
+        ("dice", "dice"),
+        ("bucket", "turn points"),
+        ("judged", "judged"),
+        ("mean_loss", "mean loss"),
+        ("optimal_share", "optimal"),
     ],
     "blunders": [
-        ("game_id", "game"), ("seq", "seq"), ("points", "turn pts"), ("situation", "kept from / dice left"),
-        ("made", "made"), ("best", "best"), ("loss", "loss"),
+        ("game_id", "game"),
+        ("seq", "seq"),
+        ("points", "turn pts"),
+        ("situation", "kept from / dice left"),
+        ("made", "made"),
+        ("best", "best"),
+        ("loss", "loss"),
     ],
 }
 TEXT_BLUNDERS = 25  # blunders shown on a terminal, worst first
@@ -96,11 +143,24 @@ TEXT_BLUNDERS = 25  # blunders shown on a terminal, worst first
 # past TEXT_PLAYERS players they show the overall rows only (and, for bust rates, the player
 # rows whose exact odds fall outside the interval), so `stats` over a league is a page, not
 # thousands of lines; --player, --all, json and csv give every row.
-PER_SITUATION_TABLES = {"bust_rate_by_dice_left", "turn_value_buckets", "bank_vs_roll_by_dice_left",
-                        "bank_vs_roll_by_points"}
+PER_SITUATION_TABLES = {
+    "bust_rate_by_dice_left",
+    "turn_value_buckets",
+    "bank_vs_roll_by_dice_left",
+    "bank_vs_roll_by_points",
+}
 TEXT_PLAYERS = 10
-PERCENT_COLUMNS = {"bust_rate", "wilson_lo", "wilson_hi", "exact_rate", "share", "bank_rate",
-                   "farkle_rate_after_roll", "win_rate", "optimal_share"}
+PERCENT_COLUMNS = {
+    "bust_rate",
+    "wilson_lo",
+    "wilson_hi",
+    "exact_rate",
+    "share",
+    "bank_rate",
+    "farkle_rate_after_roll",
+    "win_rate",
+    "optimal_share",
+}
 
 
 @app.command(short_help="Player statistics of a dataset against the exact odds.")
@@ -111,23 +171,31 @@ def stats(
     since: SinceOption = None,
     until: UntilOption = None,
     game: Optional[str] = typer.Option(None, "--game", "-g", metavar="ID", help="Only this game_id."),
-    format: StatsFormat = typer.Option(StatsFormat.text, "--format", "-f", metavar="FORMAT",
-                                       help="text (tables), json or csv (one table)."),
+    format: StatsFormat = typer.Option(
+        StatsFormat.text, "--format", "-f", metavar="FORMAT", help="text (tables), json or csv (one table)."
+    ),
     section: Optional[List[str]] = typer.Option(
-        None, "--section", "-s", metavar="SECTION",
+        None,
+        "--section",
+        "-s",
+        metavar="SECTION",
         help="bust, turns, decisions, players, dice, decisions-quality, or a table name (repeatable; "
-             "default: all but decisions-quality, which solves each ruleset and judges every choice).",
+        "default: all but decisions-quality, which solves each ruleset and judges every choice).",
     ),
     blunder_threshold: float = typer.Option(
-        150.0, "--blunder-threshold", min=0.0, metavar="POINTS",
+        150.0,
+        "--blunder-threshold",
+        min=0.0,
+        metavar="POINTS",
         help="decisions-quality: a choice giving up more than this many expected points is a blunder.",
     ),
     all_rows: bool = typer.Option(
-        False, "--all",
+        False,
+        "--all",
         help=f"Text: every row of every table. By default decisions-quality shows its summary per player "
-             f"and the worst {TEXT_BLUNDERS} blunders (with --player, also that player's situations), and "
-             f"past {TEXT_PLAYERS} players the per-dice and per-bucket tables show the overall rows (and "
-             "the OFF bust rates); json and csv always hold every row.",
+        f"and the worst {TEXT_BLUNDERS} blunders (with --player, also that player's situations), and "
+        f"past {TEXT_PLAYERS} players the per-dice and per-bucket tables show the overall rows (and "
+        "the OFF bust rates); json and csv always hold every row.",
     ),
     engine: Engine = engine_option(),
     spark_master: Optional[str] = master_option(),
@@ -145,9 +213,7 @@ def stats(
     section = _section_items(section or [], SECTIONS, TABLE_NAMES)
     wanted_sections, wanted_tables = _selection(section or list(DEFAULT_SECTIONS), SECTIONS, TABLE_NAMES)
     if format is StatsFormat.csv and len(wanted_tables) != 1:
-        usage_error(
-            "csv holds one table: choose it with --section, one of " + ", ".join(TABLE_NAMES)
-        )
+        usage_error("csv holds one table: choose it with --section, one of " + ", ".join(TABLE_NAMES))
     filters = filters_or_exit(player, rules, since, until, game)
     check_engine(engine, spark_master)
     ds = dataset_or_exit(dataset)
@@ -171,8 +237,7 @@ def stats(
         head = {
             "dataset": str(dataset),
             "filters": filters.describe(),
-            **({"blunder_threshold": blunder_threshold, "model": MODEL_NOTE}
-               if MODEL_TABLES & set(tables) else {}),
+            **({"blunder_threshold": blunder_threshold, "model": MODEL_NOTE} if MODEL_TABLES & set(tables) else {}),
         }
         _write_json(head, tables)
     elif format is StatsFormat.csv:
@@ -181,13 +246,18 @@ def stats(
         named = set(section or [])
         for name, table in tables.items():
             if name == "decision_loss_by_state" and not (all_rows or player or name in named):
-                note("decisions-quality by situation (kind of choice, dice, turn points): "
-                     "--section decision_loss_by_state, or --all")
+                note(
+                    "decisions-quality by situation (kind of choice, dice, turn points): "
+                    "--section decision_loss_by_state, or --all"
+                )
                 continue
             _print_text_table(name, table, all_rows=all_rows or name in named, player=player)
         if MODEL_TABLES & set(tables):
-            stdout.line(f"note: {MODEL_NOTE}; blunder = loss above {blunder_threshold:g} points. "
-                        "Choices whose state is not valid (findings in the turn) are not judged.", indent="  ")
+            stdout.line(
+                f"note: {MODEL_NOTE}; blunder = loss above {blunder_threshold:g} points. "
+                "Choices whose state is not valid (findings in the turn) are not judged.",
+                indent="  ",
+            )
 
 
 def _section_items(values: list[str], sections: dict[str, tuple[str, ...]], names: tuple[str, ...]) -> list[str]:
@@ -211,7 +281,9 @@ def _spark_compute(spark, ds, filters, sections, blunder_threshold):
     return spark_compute(ds, filters, sections, blunder_threshold, spark=spark)
 
 
-def _selection(chosen: list[str], sections: dict[str, tuple[str, ...]], names: tuple[str, ...]) -> tuple[list[str], list[str]]:
+def _selection(
+    chosen: list[str], sections: dict[str, tuple[str, ...]], names: tuple[str, ...]
+) -> tuple[list[str], list[str]]:
     """(sections to compute, tables to show) from --section values: sections or table names."""
     if not chosen:
         return list(sections), list(names)
@@ -298,16 +370,20 @@ def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str
     if name == "decision_loss_by_state" and not all_rows:
         kept = [r for r in rows if r["scope"] != "player" or r["player"] == player]
         if len(kept) < len(rows):
-            notes.append(f"{len(rows) - len(kept):,} rows of single players left out: --player NAME for one, "
-                         "--all for every row (json and csv have them all)")
+            notes.append(
+                f"{len(rows) - len(kept):,} rows of single players left out: --player NAME for one, "
+                "--all for every row (json and csv have them all)"
+            )
         rows = kept
     if name in PER_SITUATION_TABLES and not all_rows and player is None:
         players = {r["player"] for r in rows if r["scope"] == "player"}
         if len(players) > TEXT_PLAYERS:
             kept = [r for r in rows if r["scope"] != "player" or r.get("off")]
             flagged = " (the OFF ones are shown)" if name == "bust_rate_by_dice_left" else ""
-            notes.append(f"{len(rows) - len(kept):,} rows of single players left out{flagged}: "
-                         "--player NAME for one, --all for every row (json and csv have them all)")
+            notes.append(
+                f"{len(rows) - len(kept):,} rows of single players left out{flagged}: "
+                "--player NAME for one, --all for every row (json and csv have them all)"
+            )
             rows = kept
     if name == "blunders" and len(rows) > TEXT_BLUNDERS and not all_rows:
         notes.append(f"the worst {TEXT_BLUNDERS} of {len(rows):,} blunders (--all, json and csv have them all)")
@@ -339,6 +415,8 @@ def _wins_note(rows: list[dict]) -> list[str]:
     """Ties count a win for each tied player, so wins can add up to more than the games."""
     overall = next((r for r in rows if r["scope"] != "player"), None)
     if overall and overall["wins"] is not None and overall["games"] is not None and overall["wins"] > overall["games"]:
-        return [f"wins add up to {overall['wins']:,} over {overall['games']:,} games: a tied game counts as a win "
-                "for each tied player"]
+        return [
+            f"wins add up to {overall['wins']:,} over {overall['games']:,} games: a tied game counts as a win "
+            "for each tied player"
+        ]
     return []

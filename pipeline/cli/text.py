@@ -13,6 +13,7 @@ The consoles need rich only for tables, and import it on first use (start-up tim
 ellipsis, and wide tables are split into parts that fit (see `fitted_tables`). Output to a
 pipe or a file is not wrapped, and its tables are laid out for 80 columns.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,9 +25,7 @@ from typing import Any, Iterable, Sequence
 # C0 and C1 controls and DEL, lone surrogates (undecodable bytes), line and paragraph
 # separators, and the bidirectional overrides and isolates that reorder what follows them
 # ("trojan source"). Other format characters (zero-width joiners in emoji) print harmlessly.
-_UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _TRAILING_BLANKS = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
 
@@ -168,8 +167,14 @@ def plain_table(*columns: tuple[str, bool], title: str | None = None):
     from rich import box
     from rich.table import Table
 
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0),
-                  title=printable(title) if title else None, title_justify="left")
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1, 0, 0),
+        title=printable(title) if title else None,
+        title_justify="left",
+    )
     for header, number in columns:
         table.add_column(printable(header), justify="right" if number else "left", overflow="fold", no_wrap=number)
     return table

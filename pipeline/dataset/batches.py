@@ -4,6 +4,7 @@ Per-record Python is the cost of ingest, so nothing here loops over a record mor
 once per column: each column is one list comprehension (or a C-level `map`), and types,
 timestamps and list lengths are done by Arrow in bulk.
 """
+
 from __future__ import annotations
 
 import json
@@ -167,7 +168,8 @@ def games_tables(games: Iterable[GameResult]) -> tuple[pa.Table, pa.Table]:
         rules = described.get(id(g.ruleset))
         if rules is None or rules[0] is not g.ruleset:
             rules = described[id(g.ruleset)] = (
-                (g.ruleset, g.ruleset.to_json(), g.ruleset.name) if g.ruleset is not None else (None, None, None))
+                (g.ruleset, g.ruleset.to_json(), g.ruleset.name) if g.ruleset is not None else (None, None, None)
+            )
         g_rows["ruleset"].append(rules[1])
         g_rows["ruleset_name"].append(rules[2])
         g_rows["players"].append(list(g.players))

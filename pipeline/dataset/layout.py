@@ -10,6 +10,7 @@ This module is the only reader of the pointer and the manifest. Stats and the re
 `open_dataset`; ingest's `Store` and `dataset check` / `repair` use the lower-level
 `read_pointer` / `read_manifest`. It never writes.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,10 +50,7 @@ class DatasetDamaged(DatasetError):
 
 
 def recovery_hint(path: str | Path) -> str:
-    return (
-        f"to recover: farkle-logs dataset repair {path} "
-        f"(farkle-logs dataset check {path} shows what is wrong)"
-    )
+    return f"to recover: farkle-logs dataset repair {path} (farkle-logs dataset check {path} shows what is wrong)"
 
 
 damaged = DatasetDamaged
@@ -141,7 +139,9 @@ def _is_inside(relative: Any) -> bool:
 def _is_table_file(name: Any) -> bool:
     """A path relative to its table's directory: a file name, or `key=value/name` for a
     partitioned table; never outside the directory."""
-    return isinstance(name, str) and _is_inside(name) and not name.endswith("/") and "." not in PurePosixPath(name).parts
+    return (
+        isinstance(name, str) and _is_inside(name) and not name.endswith("/") and "." not in PurePosixPath(name).parts
+    )
 
 
 def read_manifest(root: Path, pointer: Pointer) -> dict[str, Any]:
@@ -171,8 +171,10 @@ def manifest_problem(manifest: Any, snapshot: int | None) -> str | None:
     if not isinstance(manifest, dict):
         return "not a JSON object"
     if manifest.get("format") != FORMAT or manifest.get("dataset_version") != DATASET_VERSION:
-        return (f"format {manifest.get('format')!r} version {manifest.get('dataset_version')!r}, "
-                f"expected {FORMAT!r} version {DATASET_VERSION}")
+        return (
+            f"format {manifest.get('format')!r} version {manifest.get('dataset_version')!r}, "
+            f"expected {FORMAT!r} version {DATASET_VERSION}"
+        )
     if snapshot is not None and manifest.get("snapshot") != snapshot:
         return f"it is snapshot {manifest.get('snapshot')!r}, {POINTER} says {snapshot}"
     tables = manifest.get("tables")
@@ -188,8 +190,12 @@ def manifest_problem(manifest: Any, snapshot: int | None) -> str | None:
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             return f"`{key}` is not a list of objects"
     for entry in manifest.get("files", []):
-        if not (isinstance(entry.get("path"), str) and isinstance(entry.get("ingest_id"), str)
-                and _is_int_or_null(entry.get("size")) and isinstance(entry.get("sha256"), (str, type(None)))):
+        if not (
+            isinstance(entry.get("path"), str)
+            and isinstance(entry.get("ingest_id"), str)
+            and _is_int_or_null(entry.get("size"))
+            and isinstance(entry.get("sha256"), (str, type(None)))
+        ):
             return "an entry of `files` lacks its path, ingest_id, size or sha256"
     return None
 
@@ -221,8 +227,7 @@ def explain_missing_pointer(root: Path) -> DatasetError:
             "its first commit: run it again)"
         )
     return DatasetError(
-        f"{root}: not a farkle-logs dataset (no {POINTER}; create one with "
-        f"`farkle-logs ingest LOGS --out {root}`)"
+        f"{root}: not a farkle-logs dataset (no {POINTER}; create one with `farkle-logs ingest LOGS --out {root}`)"
     )
 
 

@@ -14,6 +14,7 @@ for the user to inspect or delete), writes the pointer the way a commit does, an
 re-points the convenience links. It says which input files the dropped snapshots held, so
 they can be ingested again.
 """
+
 from __future__ import annotations
 
 import os
@@ -116,13 +117,19 @@ def _repair_locked(root: Path, full: bool) -> RepairResult:
         check = verify_snapshot(root, snapshot_manifest_path(other), other, full=False)
         if check.manifest is not None:
             for f in check.manifest.get("files", []):
-                if isinstance(f, dict) and (f.get("path"), f.get("sha256")) not in kept_inputs \
-                        and f.get("path") not in result.reingest:
+                if (
+                    isinstance(f, dict)
+                    and (f.get("path"), f.get("sha256")) not in kept_inputs
+                    and f.get("path") not in result.reingest
+                ):
                     result.reingest.append(str(f.get("path")))
         else:
             unknown = True
-        why = str(check.problems[0]) if check.problems else (
-            "complete, but never committed" if before is None or other > before else "complete")
+        why = (
+            str(check.problems[0])
+            if check.problems
+            else ("complete, but never committed" if before is None or other > before else "complete")
+        )
         moved = root / DAMAGED / f"{other:06d}-{stamp}"
         moved.parent.mkdir(exist_ok=True)
         os.rename(root / SNAPSHOTS / f"{other:06d}", moved)

@@ -29,6 +29,7 @@ StoreError naming the path and the cause, with the previous snapshot intact; aft
 commit point nothing can fail the ingest (the links are conveniences: a problem there is a
 warning).
 """
+
 from __future__ import annotations
 
 import errno
@@ -170,7 +171,9 @@ class Store:
             pointer = read_pointer(self.root)
             manifest = read_manifest(self.root, pointer)
             snap = (self.root / pointer.manifest).parent
-            check_listed_files_exist(self.root, [snap / t / f for t, files in manifest["tables"].items() for f in files])
+            check_listed_files_exist(
+                self.root, [snap / t / f for t, files in manifest["tables"].items() for f in files]
+            )
         except DatasetError as exc:
             raise StoreError(str(exc)) from None
         self.manifest = manifest
@@ -187,8 +190,7 @@ class Store:
                 shutil.rmtree(staging)
         except OSError as exc:
             raise StoreError(
-                f"cannot remove the leftover staging folder of an interrupted ingest: "
-                f"{describe_os_error(exc, staging)}"
+                f"cannot remove the leftover staging folder of an interrupted ingest: {describe_os_error(exc, staging)}"
             ) from None
         current = int(self.manifest.get("snapshot", 0))
         self._remove_snapshots(keep_from=current - 1, keep_to=current)
@@ -278,7 +280,9 @@ class Store:
         self._remove_snapshots(keep_from=number - 1, keep_to=number)
         shutil.rmtree(self.root / STAGING, ignore_errors=True)
 
-    def _build_snapshot(self, snap: Path, new_files: dict[str, list[Path]], removed: dict[str, set[str]]) -> dict[str, list[str]]:
+    def _build_snapshot(
+        self, snap: Path, new_files: dict[str, list[Path]], removed: dict[str, set[str]]
+    ) -> dict[str, list[str]]:
         old = self._snapshot_dir
         tables: dict[str, list[str]] = {}
         for table in TABLES:
@@ -315,7 +319,9 @@ def acquire_lock(root: Path) -> int:
     except OSError as exc:
         os.close(fd)
         if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-            raise StoreError(f"another ingest (or `dataset repair`) is writing to {root}; wait for it to finish") from None
+            raise StoreError(
+                f"another ingest (or `dataset repair`) is writing to {root}; wait for it to finish"
+            ) from None
         raise StoreError(f"cannot lock {describe_os_error(exc, root / LOCK)}") from None
     return fd
 
@@ -340,8 +346,9 @@ def point_links(root: Path, snap: Path) -> str | None:
     except OSError as exc:
         if exc.errno in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
             return None
-        return (f"committed, but the convenience links (DATASET/<table>) were not updated: "
-                f"{describe_os_error(exc, root)}")
+        return (
+            f"committed, but the convenience links (DATASET/<table>) were not updated: {describe_os_error(exc, root)}"
+        )
     return None
 
 

@@ -5,6 +5,7 @@ docs/dataset.md; pipeline.dataset.layout reads it). Stats SQL and the report rea
 columns by name; a change here is a change of the dataset version (see docs/dataset.md).
 `schemas/tables/*.json` is generated from this module (python -m pipeline.dataset.tables).
 """
+
 from __future__ import annotations
 
 import json

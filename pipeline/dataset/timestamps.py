@@ -3,6 +3,7 @@
 The reader has already checked every text (pipeline.reader.timestamps); what remains here
 is Arrow's bulk cast, with the calendar's edges clamped so no valid text is ever refused.
 """
+
 from __future__ import annotations
 
 import pyarrow as pa
@@ -33,8 +34,9 @@ def to_utc_array(values) -> "pa.Array":
     micros = stamps.cast(pa.int64())
     low, high = pc.min_max(micros).values()
     if low.is_valid and (low.as_py() < UTC_MIN_US or high.as_py() > UTC_MAX_US):
-        micros = pc.min_element_wise(pc.max_element_wise(micros, UTC_MIN_US, skip_nulls=False), UTC_MAX_US,
-                                     skip_nulls=False)
+        micros = pc.min_element_wise(
+            pc.max_element_wise(micros, UTC_MIN_US, skip_nulls=False), UTC_MAX_US, skip_nulls=False
+        )
         stamps = micros.cast(TS)
     return stamps
 

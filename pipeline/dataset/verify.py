@@ -7,6 +7,7 @@ its schema with the table's contract (pipeline.dataset.tables), counts rows from
 cross-checks the counts the manifest recorded at ingest. With `full`, it reads every row,
 which finds damage inside a file that a footer cannot show. It never writes.
 """
+
 from __future__ import annotations
 
 import os
@@ -128,13 +129,18 @@ def _verify_file(path: Path, table: str, full: bool) -> int | str:
             missing = [n for n in ours if n not in theirs]
             extra = [n for n in theirs if n not in ours]
             differ = [n for n in ours if n in theirs and theirs[n] != ours[n]]
-            detail = "; ".join(
-                part for part in (
-                    f"missing columns {', '.join(missing)}" if missing else "",
-                    f"unexpected columns {', '.join(extra)}" if extra else "",
-                    f"other types for {', '.join(differ)}" if differ else "",
-                ) if part
-            ) or "column order or nullability differs"
+            detail = (
+                "; ".join(
+                    part
+                    for part in (
+                        f"missing columns {', '.join(missing)}" if missing else "",
+                        f"unexpected columns {', '.join(extra)}" if extra else "",
+                        f"other types for {', '.join(differ)}" if differ else "",
+                    )
+                    if part
+                )
+                or "column order or nullability differs"
+            )
             return f"not the {table} table's schema ({detail})"
         rows = parquet.metadata.num_rows
         if full:
@@ -162,7 +168,9 @@ def _count_problems(manifest: dict[str, Any], rows: dict[str, int], where: str) 
             expected = sum(counts) - sum(gone)
             if rows.get(table) != expected:
                 net = f" ({sum(counts):,} less {sum(gone):,} superseded)" if sum(gone) else ""
-                problems.append(Problem(where, f"{table} has {rows.get(table):,} rows, its input files gave {expected:,}{net}"))
+                problems.append(
+                    Problem(where, f"{table} has {rows.get(table):,} rows, its input files gave {expected:,}{net}")
+                )
     return problems
 
 
@@ -229,8 +237,11 @@ def _unlisted(root: Path, manifest_relative: str, manifest: dict[str, Any]) -> l
         if not directory.is_dir():
             continue
         listed = set(manifest["tables"].get(table, []))
-        extra = sorted(name for p in directory.rglob("*") if not p.is_dir()
-                       and (name := p.relative_to(directory).as_posix()) not in listed)
+        extra = sorted(
+            name
+            for p in directory.rglob("*")
+            if not p.is_dir() and (name := p.relative_to(directory).as_posix()) not in listed
+        )
         if extra:
             notes.append(
                 f"{os.path.relpath(directory, root)}: {len(extra)} file(s) the manifest does not list "
@@ -254,9 +265,13 @@ def _leftovers(root: Path, current: int | None) -> list[str]:
         notes.append(f"{DAMAGED}: snapshots `dataset repair` moved aside; delete them once you have re-ingested")
     link = root / CURRENT_LINK
     if current is not None and link.is_symlink():
-        if os.path.normpath(os.path.join(root, os.readlink(link))) != os.path.normpath(root / SNAPSHOTS / f"{current:06d}"):
-            notes.append(f"{CURRENT_LINK}: the convenience link points at another snapshot; the next ingest "
-                         "or `dataset repair` re-points it")
+        if os.path.normpath(os.path.join(root, os.readlink(link))) != os.path.normpath(
+            root / SNAPSHOTS / f"{current:06d}"
+        ):
+            notes.append(
+                f"{CURRENT_LINK}: the convenience link points at another snapshot; the next ingest "
+                "or `dataset repair` re-points it"
+            )
     return notes
 
 

@@ -5,6 +5,7 @@ reader, replay with the same engine and run the same SQL models, and write the s
 dataset. `pipeline.engines.spark` holds everything Spark-specific; nothing outside it
 imports pyspark.
 """
+
 from __future__ import annotations
 
 ENGINES = ("local", "spark")

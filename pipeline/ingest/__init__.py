@@ -7,6 +7,7 @@ the records become Arrow tables and a committed snapshot in `pipeline.dataset`
 The names below are loaded on first use, so that importing one stage module does not
 import them all.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -16,6 +16,7 @@ appearance in the dataset, then line), and its rows in the derived tables are re
 "Same content" compares the stored columns (everything but `ingest_id`), which is what a
 fresh ingest of the line would store.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -98,8 +99,9 @@ def _duckdb():
     return _con
 
 
-def drop_stored_lines(stored: StoredLines, block: Block, events: pa.Table,
-                      bad: list[BadLine]) -> tuple[pa.Table, list[BadLine], int, list[tuple[str, int, str | None]]]:
+def drop_stored_lines(
+    stored: StoredLines, block: Block, events: pa.Table, bad: list[BadLine]
+) -> tuple[pa.Table, list[BadLine], int, list[tuple[str, int, str | None]]]:
     """Compare a block of a re-read file with what the dataset holds at the same lines.
 
     Returns the events and bad lines that are new, the number of duplicates, and the stored
@@ -109,12 +111,22 @@ def drop_stored_lines(stored: StoredLines, block: Block, events: pa.Table,
     lo = min([block.first_line] + numbers)
     hi = max([block.first_line + block.data.count(b"\n") - 1] + numbers)
     con = _duckdb()
-    stored_e = (con.sql(
-        "select * exclude (ingest_id) from read_parquet(?) where source_file = ? and source_line between ? and ?",
-        params=[stored.events, name, lo, hi]).to_arrow_table() if stored.events else tables.EVENTS.empty_table())
-    stored_r = (con.sql(
-        "select * exclude (ingest_id) from read_parquet(?) where file = ? and line between ? and ?",
-        params=[stored.rejects, name, lo, hi]).to_arrow_table() if stored.rejects else tables.REJECTS.empty_table())
+    stored_e = (
+        con.sql(
+            "select * exclude (ingest_id) from read_parquet(?) where source_file = ? and source_line between ? and ?",
+            params=[stored.events, name, lo, hi],
+        ).to_arrow_table()
+        if stored.events
+        else tables.EVENTS.empty_table()
+    )
+    stored_r = (
+        con.sql(
+            "select * exclude (ingest_id) from read_parquet(?) where file = ? and line between ? and ?",
+            params=[stored.rejects, name, lo, hi],
+        ).to_arrow_table()
+        if stored.rejects
+        else tables.REJECTS.empty_table()
+    )
     new_r = batches.rejects_table(bad, "") if bad else tables.REJECTS.empty_table()
     same_e = _same_lines(con, events, stored_e, "source_line", _EVENT_VALUES)
     same_r = _same_lines(con, new_r, stored_r, "line", _REJECT_VALUES)
@@ -124,9 +136,11 @@ def drop_stored_lines(stored: StoredLines, block: Block, events: pa.Table,
         events = events.filter(keep)
     if same_r:
         bad = [b for b in bad if b.line not in same_r]
-    superseded = [(name, line, game) for line, game in zip(stored_e.column("source_line").to_pylist(),
-                                                           stored_e.column("game_id").to_pylist())
-                  if line not in same_e]
+    superseded = [
+        (name, line, game)
+        for line, game in zip(stored_e.column("source_line").to_pylist(), stored_e.column("game_id").to_pylist())
+        if line not in same_e
+    ]
     superseded += [(name, line, None) for line in stored_r.column("line").to_pylist() if line not in same_r]
     return events, bad, duplicates, superseded
 
@@ -138,7 +152,9 @@ def _same_lines(con, new: pa.Table, old: pa.Table, line: str, values: list[str])
     con.register("new_rows", new)
     con.register("old_rows", old)
     same = " and ".join(f'n."{c}" is not distinct from o."{c}"' for c in values if c != line)
-    rows = con.execute(f'select n."{line}" from new_rows n join old_rows o on n."{line}" = o."{line}" and {same}').fetchall()
+    rows = con.execute(
+        f'select n."{line}" from new_rows n join old_rows o on n."{line}" = o."{line}" and {same}'
+    ).fetchall()
     con.unregister("new_rows")
     con.unregister("old_rows")
     return {r[0] for r in rows}
@@ -151,23 +167,31 @@ def lines_past_end(store, name: str, last_line: int) -> list[tuple[str, int, str
     events = [duckdb_path(p) for p in store.table_files("events")]
     rejects = [duckdb_path(p) for p in store.table_files("rejects")]
     if events:
-        rows = con.execute("select source_line, game_id from read_parquet(?) where source_file = ? and source_line > ?",
-                           [events, name, last_line]).fetchall()
+        rows = con.execute(
+            "select source_line, game_id from read_parquet(?) where source_file = ? and source_line > ?",
+            [events, name, last_line],
+        ).fetchall()
         out += [(name, line, game) for line, game in rows]
     if rejects:
-        rows = con.execute("select line from read_parquet(?) where file = ? and line > ?",
-                           [rejects, name, last_line]).fetchall()
+        rows = con.execute(
+            "select line from read_parquet(?) where file = ? and line > ?", [rejects, name, last_line]
+        ).fetchall()
         out += [(name, line, None) for (line,) in rows]
     return out
 
 
-def spill_stored_games(store, touched: set[str], superseded: Iterable[tuple[str, int, Any]],
-                       ordinals: dict[str, int], buckets: int, path: Path) -> None:
+def spill_stored_games(
+    store,
+    touched: set[str],
+    superseded: Iterable[tuple[str, int, Any]],
+    ordinals: dict[str, int],
+    buckets: int,
+    path: Path,
+) -> None:
     """The stored events of the games to replay again (superseded lines left out), with the
     ordering column, spilled by bucket like a parsed block. A game_start without `rules`
     gets the ruleset the game was first replayed with (games.ruleset), so a later run's
     --rules does not change an existing game."""
-    from pipeline.ingest import route
 
     files = [duckdb_path(p) for p in store.table_files("events")]
     if not touched or not files:
@@ -183,23 +207,28 @@ def spill_stored_games(store, touched: set[str], superseded: Iterable[tuple[str,
     rules_sql = "e.rules"
     join_games = ""
     if game_files:
-        join_games = ("left join (select game_id, ruleset from read_parquet($games)) g on g.game_id = e.game_id "
-                      "and e.type = 'game_start' and e.rules is null")
+        join_games = (
+            "left join (select game_id, ruleset from read_parquet($games)) g on g.game_id = e.game_id "
+            "and e.type = 'game_start' and e.rules is null"
+        )
         rules_sql = "coalesce(e.rules, g.ruleset)"
     cols = ", ".join(f'e."{c}"' if c != "rules" else f"{rules_sql} as rules" for c in tables.EVENTS.names)
-    key = (f"case when e.source_file = '{STDIN_NAME}' then e.source_file || chr(0) || e.ingest_id "
-           "else e.source_file end")
-    sql = (f"select {cols}, o.{ORDER_COLUMN} from read_parquet($events) e {join_games} "
-           f"join file_order o on o.k = {key} "
-           "where e.game_id in (select game_id from touched) "
-           "and (e.source_file || chr(10) || cast(e.source_line as varchar)) not in (select k from gone)")
+    key = f"case when e.source_file = '{STDIN_NAME}' then e.source_file || chr(0) || e.ingest_id else e.source_file end"
+    sql = (
+        f"select {cols}, o.{ORDER_COLUMN} from read_parquet($events) e {join_games} "
+        f"join file_order o on o.k = {key} "
+        "where e.game_id in (select game_id from touched) "
+        "and (e.source_file || chr(10) || cast(e.source_line as varchar)) not in (select k from gone)"
+    )
     params: dict[str, Any] = {"events": files}
     if game_files:
         params["games"] = game_files
     table = con.sql(sql, params=params).to_arrow_table()
     for name in ("touched", "gone", "file_order"):
         con.unregister(name)
-    table = table.cast(_with_ordinal(tables.EVENTS.empty_table()).schema)  # DuckDB names list items and time zones its way
+    table = table.cast(
+        _with_ordinal(tables.EVENTS.empty_table()).schema
+    )  # DuckDB names list items and time zones its way
     route.spill_ordered(table, buckets, path)
 
 
@@ -219,8 +248,9 @@ class Superseded:
     rejects: dict[str, int] = field(default_factory=dict)  # file → reject rows removed
 
 
-def supersede(store, touched: set[str], superseded: list[tuple[str, int, Any]], staging: Path,
-              ingest_id: str) -> Superseded:
+def supersede(
+    store, touched: set[str], superseded: list[tuple[str, int, Any]], staging: Path, ingest_id: str
+) -> Superseded:
     """Rewrite each stored file that holds rows to replace: derived rows of the games replayed
     again (their bad lines' findings stay with their lines), and the rows of superseded
     lines (events, rejects and those lines' findings)."""
@@ -278,4 +308,3 @@ def _drop_mask(path: Path, table: str, games: pa.Array, lines: pa.Array, parse_c
     if not pc.any(drop).as_py():
         return None
     return drop
-

@@ -22,6 +22,7 @@ value), and the value rules the scan does not judge (seq >= 1, non-empty names, 
 1-6, a type's own fields, ts) are checked on the columns; a row that fails goes to the
 reference like any other.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -60,6 +61,7 @@ class TurnLine(msgspec.Struct, forbid_unknown_fields=True):
 _decode = msgspec.json.Decoder(TurnLine).decode
 _MsgspecError = msgspec.MsgspecError
 
+
 @dataclass
 class Parsed:
     """What one block gives: its valid events (EVENTS schema; the bulk-decoded rows first,
@@ -90,7 +92,7 @@ class _Lines:
         return len(self.ends)
 
     def __getitem__(self, i: int) -> bytes:
-        return self.data[self.starts[i]:self.ends[i]]
+        return self.data[self.starts[i] : self.ends[i]]
 
     def longest(self) -> int:
         return int((self.ends - self.starts).max()) if len(self.ends) else 0
@@ -148,8 +150,9 @@ def parse_block(block: Block, ingest_id: str, max_line: int) -> Parsed:
     return Parsed(table, bad, blank, len(lines) + len(block.long_lines), bulk_rows)
 
 
-def _scanned(lines: _Lines, first: int, name: str, ingest_id: str,
-             parts: list[pa.Table], slow_at: list[int]) -> list[int]:
+def _scanned(
+    lines: _Lines, first: int, name: str, ingest_id: str, parts: list[pa.Table], slow_at: list[int]
+) -> list[int]:
     """Decode the block's lines with the compiled scan (module docstring): accepted rows are
     appended to `parts`, rows the column checks refuse to `slow_at`; returns the line
     indexes left for the msgspec path, in line order."""
@@ -167,8 +170,22 @@ def _scanned(lines: _Lines, first: int, name: str, ingest_id: str,
     kinds = np.zeros(n, np.int8)
     dice = np.zeros((n, 6), np.int8)
     ndice = np.full(n, -1, np.int8)
-    scan.compiled("scan_lines")(lines.buf, lines.starts, lines.ends, scan.KEY_BYTES, scan.KEY_LENS,
-                                scan.TYPE_BYTES, scan.TYPE_LENS, ok, spans, ints, has, kinds, dice, ndice)
+    scan.compiled("scan_lines")(
+        lines.buf,
+        lines.starts,
+        lines.ends,
+        scan.KEY_BYTES,
+        scan.KEY_LENS,
+        scan.TYPE_BYTES,
+        scan.TYPE_LENS,
+        ok,
+        spans,
+        ints,
+        has,
+        kinds,
+        dice,
+        ndice,
+    )
     rest = np.flatnonzero(~ok).tolist()
     rows = np.flatnonzero(ok)
     # The rules msgspec's types check, here on the scan's integer columns (a row that breaks
@@ -180,30 +197,42 @@ def _scanned(lines: _Lines, first: int, name: str, ingest_id: str,
     in_list = np.arange(6) < counts[:, None]
     ts = _text(lines.buf, spans[:, scan.SP_TS], spans[:, scan.SP_TS + 1])
     player = spans[:, scan.SP_PLAYER + 1] > spans[:, scan.SP_PLAYER]
-    good = (_shape_ok(kind, listed, has[:, scan.IN_POINTS], has[:, scan.IN_TOTAL], player, ts)
-            & (spans[:, scan.SP_GAME + 1] > spans[:, scan.SP_GAME]) & (ints[:, scan.IN_SEQ] >= 1)
-            & (~listed | (counts >= 1)) & ~(in_list & ((faces < 1) | (faces > 6))).any(axis=1))
+    good = (
+        _shape_ok(kind, listed, has[:, scan.IN_POINTS], has[:, scan.IN_TOTAL], player, ts)
+        & (spans[:, scan.SP_GAME + 1] > spans[:, scan.SP_GAME])
+        & (ints[:, scan.IN_SEQ] >= 1)
+        & (~listed | (counts >= 1))
+        & ~(in_list & ((faces < 1) | (faces > 6))).any(axis=1)
+    )
     if not good.all():
         slow_at.extend(rows[~good].tolist())
         rows, spans, ints, has, counts, listed, faces, in_list, kind = (
-            a[good] for a in (rows, spans, ints, has, counts, listed, faces, in_list, kind))
+            a[good] for a in (rows, spans, ints, has, counts, listed, faces, in_list, kind)
+        )
         ts = ts.filter(pa.array(good))
     if not len(rows):
         return rest
     counts[~listed] = 0
     offsets = np.zeros(len(rows) + 1, np.int32)
     np.cumsum(counts, out=offsets[1:])
-    parts.append(_events_from_columns(
-        _text(lines.buf, spans[:, scan.SP_GAME], spans[:, scan.SP_GAME + 1]),
-        pa.array(ints[:, scan.IN_SEQ]),
-        TURN_TYPES.take(pa.array(kind)),
-        ts,
-        _text(lines.buf, spans[:, scan.SP_PLAYER], spans[:, scan.SP_PLAYER + 1]),
-        pa.ListArray.from_arrays(pa.array(offsets), pa.array(faces[in_list], pa.int8()), type=_DICE,
-                                 mask=pa.array(~listed)),
-        pa.array(ints[:, scan.IN_POINTS], mask=~has[:, scan.IN_POINTS]),
-        pa.array(ints[:, scan.IN_TOTAL], mask=~has[:, scan.IN_TOTAL]),
-        pa.array(rows, pa.int64()), first, name, ingest_id))
+    parts.append(
+        _events_from_columns(
+            _text(lines.buf, spans[:, scan.SP_GAME], spans[:, scan.SP_GAME + 1]),
+            pa.array(ints[:, scan.IN_SEQ]),
+            TURN_TYPES.take(pa.array(kind)),
+            ts,
+            _text(lines.buf, spans[:, scan.SP_PLAYER], spans[:, scan.SP_PLAYER + 1]),
+            pa.ListArray.from_arrays(
+                pa.array(offsets), pa.array(faces[in_list], pa.int8()), type=_DICE, mask=pa.array(~listed)
+            ),
+            pa.array(ints[:, scan.IN_POINTS], mask=~has[:, scan.IN_POINTS]),
+            pa.array(ints[:, scan.IN_TOTAL], mask=~has[:, scan.IN_TOTAL]),
+            pa.array(rows, pa.int64()),
+            first,
+            name,
+            ingest_id,
+        )
+    )
     return rest
 
 
@@ -221,8 +250,9 @@ def _text(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), len(starts), [validity, pa.py_buffer(offsets), pa.py_buffer(out)])
 
 
-def _fast_table(rows: list[TurnLine], at: list[int], first: int, name: str,
-                ingest_id: str) -> tuple[pa.Table, list[int]]:
+def _fast_table(
+    rows: list[TurnLine], at: list[int], first: int, name: str, ingest_id: str
+) -> tuple[pa.Table, list[int]]:
     """The events table of the struct-decoded rows that pass the column checks, and the
     line indexes of those that do not (for the reference)."""
     n = len(rows)
@@ -234,6 +264,7 @@ def _fast_table(rows: list[TurnLine], at: list[int], first: int, name: str,
     dice = pa.array([r.dice for r in rows], pa.list_(pa.int8()))
     points = pa.array([r.points for r in rows], pa.int64())
     total = pa.array([r.total for r in rows], pa.int64())
+
     def valid(column: pa.Array) -> np.ndarray:
         return column.is_valid().to_numpy(zero_copy_only=False)
 
@@ -246,16 +277,29 @@ def _fast_table(rows: list[TurnLine], at: list[int], first: int, name: str,
         keep = pa.array(np.flatnonzero(ok))
         rows = [rows[i] for i in keep.to_pylist()]
         kind, ts, player, dice, points, total, index = (
-            c.take(keep) for c in (kind, ts, player, dice, points, total, index))
+            c.take(keep) for c in (kind, ts, player, dice, points, total, index)
+        )
         n = len(rows)
-    table = _events_from_columns(pa.array([r.game_id for r in rows], pa.string()),
-                                 pa.array([r.seq for r in rows], pa.int64()),
-                                 kind, ts, player, dice, points, total, index, first, name, ingest_id)
+    table = _events_from_columns(
+        pa.array([r.game_id for r in rows], pa.string()),
+        pa.array([r.seq for r in rows], pa.int64()),
+        kind,
+        ts,
+        player,
+        dice,
+        points,
+        total,
+        index,
+        first,
+        name,
+        ingest_id,
+    )
     return table, rejected
 
 
-def _events_from_columns(game_id, seq, kind, ts, player, dice, points, total, index: pa.Array, first: int,
-                         name: str, ingest_id: str) -> pa.Table:
+def _events_from_columns(
+    game_id, seq, kind, ts, player, dice, points, total, index: pa.Array, first: int, name: str, ingest_id: str
+) -> pa.Table:
     """The EVENTS table of turn lines given as columns; `index`: each row's line in the block."""
     n = len(index)
     nulls = pa.nulls(n, pa.string())
@@ -291,19 +335,23 @@ def _repeated(text: str, n: int) -> pa.Array:
         return pc.fill_null(pa.nulls(n, pa.string()), text)
     offsets = np.arange(n + 1, dtype=np.int64) * len(raw)
     if offsets[-1] < 2**31:
-        return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets.astype(np.int32)),
-                                                      pa.py_buffer(raw * n)])
+        return pa.Array.from_buffers(
+            pa.string(), n, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(raw * n)]
+        )
     return pa.array([text] * n, pa.string())
 
 
-def _shape_ok(kind: np.ndarray, dice: np.ndarray, points: np.ndarray, total: np.ndarray, player: np.ndarray,
-              ts: pa.Array) -> np.ndarray:
+def _shape_ok(
+    kind: np.ndarray, dice: np.ndarray, points: np.ndarray, total: np.ndarray, player: np.ndarray, ts: pa.Array
+) -> np.ndarray:
     """Per row, for both decoders: a turn event type (`kind`, an index into TURN_TYPES, -1 for
     any other) with exactly its own fields (`dice`, `points`, `total`, `player`: present or
     not), and a valid ts if any."""
     fields = np.select(
         [kind == 0, kind == 1, kind == 2, kind == 3],
-        [dice & ~points & ~total, dice & points & ~total, ~dice & points & total, ~dice & ~points], False)
+        [dice & ~points & ~total, dice & points & ~total, ~dice & points & total, ~dice & ~points],
+        False,
+    )
     ok = fields & player
     if ts.null_count < len(ts):
         ok &= pc.fill_null(pc.match_substring_regex(ts, TS_PATTERN), True).to_numpy(zero_copy_only=False)

@@ -7,6 +7,7 @@ line order within each bucket; replaying bucket b reads batch b of every block's
 in block order, which is reading order. So memory holds one block while
 parsing and one bucket while replaying, whatever the input size.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -43,8 +44,9 @@ def spill(events: pa.Table, file_ordinal: int, buckets: int, path: Path) -> pa.T
     """Write `events` (one block, EVENTS columns) to `path` grouped by bucket, each bucket in
     line order, with the ordering column added; returns the rows in that order (without it)."""
     if events.num_rows:
-        keys = pa.table({"b": buckets_of(events.column("game_id").combine_chunks(), buckets),
-                         "l": events.column("source_line")})
+        keys = pa.table(
+            {"b": buckets_of(events.column("game_id").combine_chunks(), buckets), "l": events.column("source_line")}
+        )
         order = pc.sort_indices(keys, sort_keys=[("b", "ascending"), ("l", "ascending")])
         events = events.take(order)
         counts = pc.value_counts(keys.column("b").take(order)).to_pylist()

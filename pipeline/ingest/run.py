@@ -18,6 +18,7 @@ inputs of 32 MiB or more on a multi-core machine add a spawned worker process pe
 core (at most 8 in all); smaller ones run in this process alone (a process's start-up
 would cost more than it saves).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,7 +31,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
-from pipeline.dataset import tables
 from pipeline.ingest import incremental
 from pipeline.ingest.route import bucket_count
 from pipeline.ingest.split import BLOCK_BYTES, MAX_LINE_BYTES, split_source
@@ -38,6 +38,7 @@ from pipeline.dataset.store import Store, _crash_point
 from pipeline.ingest.workers import Config, Pool
 from pipeline.reader.inputs import InputSource, resolve
 from pipeline.rules import Ruleset
+
 
 @dataclass
 class SourceCounts:
@@ -223,8 +224,15 @@ def ingest(
         stored = incremental.Stored.load(store, [c.path for _, c in to_read], ingest_id)
         staging = store.staging_dir(ingest_id)
         total = sum(c.size or 0 for _, c in to_read)
-        config = Config(ingest_id, staging, default_rules, bucket_count(total, processes), max_line_bytes,
-                        stored.games, stored.reread)
+        config = Config(
+            ingest_id,
+            staging,
+            default_rules,
+            bucket_count(total, processes),
+            max_line_bytes,
+            stored.games,
+            stored.reread,
+        )
         config.spill_dir.mkdir(parents=True, exist_ok=True)
         if engine is None:
             pool = Pool(config, processes)
@@ -338,7 +346,9 @@ class _Reading:
         return total
 
 
-def _plan(inputs: list[InputSource], manifest: dict[str, Any], summary: IngestSummary, notice) -> list[tuple[InputSource, SourceCounts]]:
+def _plan(
+    inputs: list[InputSource], manifest: dict[str, Any], summary: IngestSummary, notice
+) -> list[tuple[InputSource, SourceCounts]]:
     """The sources to read: a file whose exact content is in the dataset, or was named
     earlier in this run under another name, is skipped. Only files whose size matches such
     a file are hashed here; the rest are hashed while they are read."""
@@ -361,7 +371,9 @@ def _plan(inputs: list[InputSource], manifest: dict[str, Any], summary: IngestSu
             if counts.sha256 is not None and (size, counts.sha256) in known:
                 summary.files_skipped += 1
                 summary.skipped_paths.append(source.name)
-                notice(f"{source.name}: skipped, its content was ingested before (its sha256 begins {counts.sha256[:12]})")
+                notice(
+                    f"{source.name}: skipped, its content was ingested before (its sha256 begins {counts.sha256[:12]})"
+                )
                 continue
             if counts.sha256 is not None:
                 known.add((size, counts.sha256))
@@ -382,12 +394,27 @@ def _processes(workers: int | None, to_read: list[tuple[InputSource, SourceCount
     return 2 if total >= PARALLEL_MIN_BYTES else 1
 
 
-def _manifest(old: dict[str, Any], summary: IngestSummary, sources: list[SourceCounts], ingest_id: str,
-              default_rules: Ruleset) -> dict[str, Any]:
+def _manifest(
+    old: dict[str, Any], summary: IngestSummary, sources: list[SourceCounts], ingest_id: str, default_rules: Ruleset
+) -> dict[str, Any]:
     manifest = {k: v for k, v in old.items() if k not in ("tables", "snapshot")}
     manifest["files"] = list(old["files"]) + [c.as_manifest(ingest_id) for c in sources]
-    counted = ("files", "files_skipped", "lines", "blank_lines", "events", "duplicates", "rejects", "games",
-               "games_recomputed", "superseded", "findings", "findings_error", "findings_warning", "file_problems")
+    counted = (
+        "files",
+        "files_skipped",
+        "lines",
+        "blank_lines",
+        "events",
+        "duplicates",
+        "rejects",
+        "games",
+        "games_recomputed",
+        "superseded",
+        "findings",
+        "findings_error",
+        "findings_warning",
+        "file_problems",
+    )
     record = {
         "ingest_id": ingest_id,
         "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -21,6 +21,7 @@ What this subset cannot judge (seq >= 1, non-empty names, faces 1-6, which field
 may have, the ts format) is checked on the columns by the caller, as for any decoder, so
 this path accepts only what the reference accepts, with the same values.
 """
+
 from __future__ import annotations
 
 import os
@@ -43,7 +44,7 @@ def _table(words: tuple[bytes, ...]) -> tuple[np.ndarray, np.ndarray]:
     width = max(map(len, words))
     matrix = np.zeros((len(words), width), np.uint8)
     for i, w in enumerate(words):
-        matrix[i, :len(w)] = np.frombuffer(w, np.uint8)
+        matrix[i, : len(w)] = np.frombuffer(w, np.uint8)
     return matrix, np.array([len(w) for w in words], np.int64)
 
 
@@ -181,13 +182,28 @@ def _line(buf, i, end, key_bytes, key_lens, type_bytes, type_lens, row, spans, i
     return _space(buf, i + 1, end) == end
 
 
-def scan_lines(buf, starts, ends, key_bytes, key_lens, type_bytes, type_lens,
-               ok, spans, ints, has, kinds, dice, ndice) -> None:
+def scan_lines(
+    buf, starts, ends, key_bytes, key_lens, type_bytes, type_lens, ok, spans, ints, has, kinds, dice, ndice
+) -> None:
     """Decode every line [starts[k], ends[k]) of `buf`; ok[k] says whether line k was in
     the subset. The outputs are preset: spans -1 (absent), has False, ndice -1 (absent)."""
     for row in range(len(starts)):
-        ok[row] = _line(buf, starts[row], ends[row], key_bytes, key_lens, type_bytes, type_lens,
-                        row, spans, ints, has, kinds, dice, ndice)
+        ok[row] = _line(
+            buf,
+            starts[row],
+            ends[row],
+            key_bytes,
+            key_lens,
+            type_bytes,
+            type_lens,
+            row,
+            spans,
+            ints,
+            has,
+            kinds,
+            dice,
+            ndice,
+        )
 
 
 def gather_text(buf, starts, ends, offsets, out) -> None:

@@ -11,6 +11,7 @@ dictionary attempt for them is work thrown away when it falls back: measured on 
 events, the events table wrote in 0.25 s instead of 0.34 s of CPU, and 5.0 MB instead of
 7.2 MB.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,8 +29,11 @@ ROWS_PER_FILE = 2_000_000  # a new Parquet file after this many rows (parallel r
 
 def dictionary_columns(schema: pa.Schema) -> list[str]:
     """The columns worth a dictionary: text, and lists of text."""
-    return [f.name for f in schema
-            if pa.types.is_string(f.type) or (pa.types.is_list(f.type) and pa.types.is_string(f.type.value_type))]
+    return [
+        f.name
+        for f in schema
+        if pa.types.is_string(f.type) or (pa.types.is_list(f.type) and pa.types.is_string(f.type.value_type))
+    ]
 
 
 def delta_columns(schema: pa.Schema) -> list[str]:
@@ -43,8 +47,11 @@ def delta_columns(schema: pa.Schema) -> list[str]:
 def writer_options(schema: pa.Schema) -> dict:
     """ParquetWriter / write_table options for a dataset table: every writer of the dataset
     (the sinks, incremental rewrites, the Spark engine's tasks) uses these."""
-    return {"compression": "zstd", "use_dictionary": dictionary_columns(schema),
-            "column_encoding": {name: "DELTA_BINARY_PACKED" for name in delta_columns(schema)}}
+    return {
+        "compression": "zstd",
+        "use_dictionary": dictionary_columns(schema),
+        "column_encoding": {name: "DELTA_BINARY_PACKED" for name in delta_columns(schema)},
+    }
 
 
 class TableSink:

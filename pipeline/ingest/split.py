@@ -12,6 +12,7 @@ do the decompressing. A line longer than `max_line` bytes is never held whole: t
 splitter keeps its first `RAW_LIMIT` bytes for the reject, skips the rest up to the next
 newline in bounded memory, and hands it on as an already made BadLine.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,7 +25,6 @@ from pipeline.model import BadLine, FileProblem
 from pipeline.limits import MAX_LINE_BYTES  # the default line-length cap (bytes, newline excluded)
 from pipeline.reader import lines as _lines
 from pipeline.reader.parse import long_line_reject
-from pipeline.reader.validate import line_text
 
 BLOCK_BYTES = 8 << 20  # a parse task's share of input; bigger blocks hold more memory per worker
 RAW_LIMIT = 64 * 1024  # rejects.raw keeps at most this many characters of a line
@@ -73,8 +73,9 @@ class Block:
         if len(data) == self.size - 1 and not data.endswith(b"\n"):
             data += b"\n"  # the file's last line had no newline: split_source added one
         if len(data) != self.size or not data.endswith(b"\n") or data.count(b"\n") != self.newlines:
-            raise InputError(self.name, "the file changed while it was being ingested; nothing was "
-                                        "committed, ingest it again")
+            raise InputError(
+                self.name, "the file changed while it was being ingested; nothing was committed, ingest it again"
+            )
         return replace(self, data=data, size=-1, newlines=0)
 
 
@@ -89,8 +90,9 @@ def _starts_with_bom(path: str) -> bool:
         return fh.read(len(_lines.UTF8_BOM)) == _lines.UTF8_BOM
 
 
-def split_source(source: InputSource, index: int, block_bytes: int = BLOCK_BYTES,
-                 max_line: int = MAX_LINE_BYTES) -> Iterator[Block]:
+def split_source(
+    source: InputSource, index: int, block_bytes: int = BLOCK_BYTES, max_line: int = MAX_LINE_BYTES
+) -> Iterator[Block]:
     """Blocks of `source` in order. Nothing raises for bad data: when the file cannot be read
     or its stream breaks, the blocks before the break come out and `source.problem` says
     where. `source.lines`, `raw_bytes` and `sha256` are final when the iteration ends
@@ -125,14 +127,14 @@ def split_source(source: InputSource, index: int, block_bytes: int = BLOCK_BYTES
                 cut = chunk.find(b"\n")
                 size, head = skipping
                 if len(head) < HEAD_BYTES:  # the reject keeps the line's head whatever the chunking
-                    head += chunk[:min(len(chunk) if cut < 0 else cut, HEAD_BYTES - len(head))]
+                    head += chunk[: min(len(chunk) if cut < 0 else cut, HEAD_BYTES - len(head))]
                 if cut < 0:
                     skipping = (size + len(chunk), head)
                     continue
                 long_lines.append(too_long(name, line, size + cut, head, max_line))
                 line += 1
                 skipping = None
-                chunk = chunk[cut + 1:]
+                chunk = chunk[cut + 1 :]
                 chunk_at += cut + 1
                 if not chunk:
                     continue
@@ -148,7 +150,7 @@ def split_source(source: InputSource, index: int, block_bytes: int = BLOCK_BYTES
                 yield Block(index, name, line, data[: cut + 1], long_lines, path, bom + pending_at)
                 line += data.count(b"\n", 0, cut + 1)
                 long_lines = []
-                data = data[cut + 1:]
+                data = data[cut + 1 :]
                 pending_at += cut + 1
             if len(data) > max_line:  # no newline within the cap: skip this line
                 skipping, data = (len(data), data[:HEAD_BYTES]), b""
@@ -183,4 +185,3 @@ def split_source(source: InputSource, index: int, block_bytes: int = BLOCK_BYTES
             source.sha256 = hasher.hexdigest()
         if not source.is_stdin:
             stream.close()
-

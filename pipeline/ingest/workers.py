@@ -10,6 +10,7 @@ Parallel work runs in spawned processes, not threads: parsing and the reference 
 are Python and hold the GIL. Spawned, not forked: the parent may hold DuckDB or Arrow
 thread pools, which fork does not copy safely.
 """
+
 from __future__ import annotations
 
 import gc
@@ -93,7 +94,8 @@ class Worker:
         events, bad = parsed.events, parsed.bad
         if block.name in c.reread:
             events, bad, result.duplicates, result.superseded = drop_stored_lines(
-                c.reread[block.name], block, events, bad)
+                c.reread[block.name], block, events, bad
+            )
         ordered = route.spill(events, file_ordinal, c.buckets, spill_path)
         self.sinks.write("events", ordered)
         if bad:
@@ -159,8 +161,11 @@ class Pool:
             self._outbox = ctx.Queue()
             for number in range(1, workers):
                 payload = pickle.dumps((config, number))
-                p = ctx.Process(target=worker_boot.run, daemon=True,
-                                args=(f"{__name__}:_worker_main", payload, self._inbox, self._outbox, os.getpid()))
+                p = ctx.Process(
+                    target=worker_boot.run,
+                    daemon=True,
+                    args=(f"{__name__}:_worker_main", payload, self._inbox, self._outbox, os.getpid()),
+                )
                 p.start()
                 self._procs.append(p)
 

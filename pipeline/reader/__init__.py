@@ -13,6 +13,7 @@ only ever sees Event and BadLine.
 The names below load their module on first use, so that a command needing one small piece
 (`score` reads a ruleset through `rules_source`) does not import the decoders.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -1,4 +1,5 @@
 """Input sources → (file, line, bytes) → Event or BadLine, in reading order, blank lines skipped."""
+
 from __future__ import annotations
 
 from typing import Callable, Iterable, Iterator

@@ -8,6 +8,7 @@ an integer, duplicate players or a ruleset object all make the fast path give up
 `validate.py` (the reference, with the messages) decides. So the fast path can only ever
 accept a subset of what the reference accepts, and tests hold it to that.
 """
+
 from __future__ import annotations
 
 from typing import Annotated, Any, Union
@@ -52,8 +53,24 @@ class GameStart(_Base, tag="game_start", kw_only=True):
                 rules = Ruleset.from_value(raw)
             except RulesetError:
                 return None
-        return Event(self.game_id, self.seq, "game_start", file, line, self.ts, None, None,
-                     None, None, players, rules, raw, None, None, {})
+        return Event(
+            self.game_id,
+            self.seq,
+            "game_start",
+            file,
+            line,
+            self.ts,
+            None,
+            None,
+            None,
+            None,
+            players,
+            rules,
+            raw,
+            None,
+            None,
+            {},
+        )
 
 
 class Roll(_Base, tag="roll", kw_only=True):
@@ -61,8 +78,24 @@ class Roll(_Base, tag="roll", kw_only=True):
     dice: Dice
 
     def event(self, file: str, line: int) -> Event | None:
-        return Event(self.game_id, self.seq, "roll", file, line, self.ts, self.player,
-                     self.dice, None, None, None, None, None, None, None, {})
+        return Event(
+            self.game_id,
+            self.seq,
+            "roll",
+            file,
+            line,
+            self.ts,
+            self.player,
+            self.dice,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            {},
+        )
 
 
 class Keep(_Base, tag="keep", kw_only=True):
@@ -71,8 +104,24 @@ class Keep(_Base, tag="keep", kw_only=True):
     points: Int
 
     def event(self, file: str, line: int) -> Event | None:
-        return Event(self.game_id, self.seq, "keep", file, line, self.ts, self.player,
-                     self.dice, self.points, None, None, None, None, None, None, {})
+        return Event(
+            self.game_id,
+            self.seq,
+            "keep",
+            file,
+            line,
+            self.ts,
+            self.player,
+            self.dice,
+            self.points,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            {},
+        )
 
 
 class Bank(_Base, tag="bank", kw_only=True):
@@ -81,8 +130,24 @@ class Bank(_Base, tag="bank", kw_only=True):
     total: Int
 
     def event(self, file: str, line: int) -> Event | None:
-        return Event(self.game_id, self.seq, "bank", file, line, self.ts, self.player,
-                     None, self.points, self.total, None, None, None, None, None, {})
+        return Event(
+            self.game_id,
+            self.seq,
+            "bank",
+            file,
+            line,
+            self.ts,
+            self.player,
+            None,
+            self.points,
+            self.total,
+            None,
+            None,
+            None,
+            None,
+            None,
+            {},
+        )
 
 
 class Farkle(_Base, tag="farkle", kw_only=True):
@@ -90,8 +155,24 @@ class Farkle(_Base, tag="farkle", kw_only=True):
     total: Int = None  # type: ignore[assignment]
 
     def event(self, file: str, line: int) -> Event | None:
-        return Event(self.game_id, self.seq, "farkle", file, line, self.ts, self.player,
-                     None, None, self.total, None, None, None, None, None, {})
+        return Event(
+            self.game_id,
+            self.seq,
+            "farkle",
+            file,
+            line,
+            self.ts,
+            self.player,
+            None,
+            None,
+            self.total,
+            None,
+            None,
+            None,
+            None,
+            None,
+            {},
+        )
 
 
 class GameEnd(_Base, tag="game_end", kw_only=True):
@@ -99,8 +180,24 @@ class GameEnd(_Base, tag="game_end", kw_only=True):
     scores: dict[Name, Int]
 
     def event(self, file: str, line: int) -> Event | None:
-        return Event(self.game_id, self.seq, "game_end", file, line, self.ts, None, None,
-                     None, None, None, None, None, self.winner, self.scores, {})
+        return Event(
+            self.game_id,
+            self.seq,
+            "game_end",
+            file,
+            line,
+            self.ts,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            self.winner,
+            self.scores,
+            {},
+        )
 
 
 decode_event = msgspec.json.Decoder(Union[GameStart, Roll, Keep, Bank, Farkle, GameEnd]).decode

@@ -29,6 +29,7 @@ Decisions where log-format.md is silent:
   it again would lose it); a file that cannot be read is a problem now if the OS says so,
   and a FileProblem when it is read otherwise.
 """
+
 from __future__ import annotations
 
 import glob
@@ -128,10 +129,12 @@ def resolve(specs: Iterable[str], *, stdin: BinaryIO | None = None) -> Resolutio
         for name in _expand(spec, result):
             _add_file(name, seen, result)
     if not result.sources and result.skipped and not result.problems:
-        result.problems.append(InputError(
-            ", ".join(result.skipped[:_SHOWN_SKIPPED]) + (" ..." if len(result.skipped) > _SHOWN_SKIPPED else ""),
-            "no log to read: every file named was skipped (see the notes above)",
-        ))
+        result.problems.append(
+            InputError(
+                ", ".join(result.skipped[:_SHOWN_SKIPPED]) + (" ..." if len(result.skipped) > _SHOWN_SKIPPED else ""),
+                "no log to read: every file named was skipped (see the notes above)",
+            )
+        )
     return result
 
 
@@ -174,17 +177,23 @@ def _expand_path(spec: str, result: Resolution) -> list[str]:
         return []
     if stat.S_ISDIR(info.st_mode):
         if is_dataset_directory(spec):  # one sentence, not a notice per table directory
-            result.problems.append(InputError(
-                spec, "this is a dataset written by `farkle-logs ingest`, not a directory of logs: "
-                      f"read it with `farkle-logs stats {spec}` or `farkle-logs report {spec}`, "
-                      "or audit the logs it was ingested from"
-            ))
+            result.problems.append(
+                InputError(
+                    spec,
+                    "this is a dataset written by `farkle-logs ingest`, not a directory of logs: "
+                    f"read it with `farkle-logs stats {spec}` or `farkle-logs report {spec}`, "
+                    "or audit the logs it was ingested from",
+                )
+            )
             return []
         names = _directory_files(spec, result)
         if not names:
-            result.problems.append(InputError(
-                spec, "directory has no log files to read (names ending in .jsonl, .ndjson or .json, or those + .gz)"
-            ))
+            result.problems.append(
+                InputError(
+                    spec,
+                    "directory has no log files to read (names ending in .jsonl, .ndjson or .json, or those + .gz)",
+                )
+            )
         return names
     return [spec]
 
@@ -240,8 +249,9 @@ def _directory_files(directory: str, result: Resolution) -> list[str]:
     if hidden:
         result.notices.append(f"{directory}: {_count(hidden, 'hidden file')} not read: {_listed(hidden)}")
     if special:
-        result.notices.append(f"{directory}: {_count(special, 'special file')} not read (not regular files): "
-                              f"{_listed(special)}")
+        result.notices.append(
+            f"{directory}: {_count(special, 'special file')} not read (not regular files): {_listed(special)}"
+        )
     return names
 
 

@@ -19,6 +19,7 @@ for every reader of logs (tests hold `iter_lines`, `read_events` and the CLI to 
 splitter keeps it by honouring the same `max_line_bytes` and making its rejects with
 `parse.long_line_reject`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -199,7 +200,7 @@ def _data_chunks(stream: BinaryIO, source: InputSource, hasher) -> Iterator[byte
         data = _gunzip(data)
     head, data = _peek(data, len(UTF8_BOM))
     if head.startswith(UTF8_BOM):
-        head = head[len(UTF8_BOM):]
+        head = head[len(UTF8_BOM) :]
     if head:
         yield head
     yield from data

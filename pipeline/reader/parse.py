@@ -9,6 +9,7 @@ short for its length (`LongLine`) and a value nested deeper than MAX_JSON_DEPTH 
 `bad_json`. The decoders recurse per level, so a line nested thousands deep raises
 RecursionError from inside them; that is caught and reported like any other bad line.
 """
+
 from __future__ import annotations
 
 import msgspec
@@ -106,9 +107,9 @@ def json_error(raw: bytes, exc: Exception) -> str:
         return f"invalid UTF-8 (byte 0x{raw[bad.start]:02x} at offset {bad.start})"
     message = str(exc)
     if message.startswith("JSON is malformed: "):
-        message = message[len("JSON is malformed: "):]
+        message = message[len("JSON is malformed: ") :]
     if message.startswith("invalid character (byte "):
-        at = int(message[len("invalid character (byte "):-1])
+        at = int(message[len("invalid character (byte ") : -1])
         data = raw.encode() if isinstance(raw, str) else raw
         for word, start in ((b"-Infinity", at - 1), (b"Infinity", at), (b"NaN", at)):
             if start >= 0 and data.startswith(word, start):

@@ -4,6 +4,7 @@ Kept out of `pipeline.rules` because it reads files; the engine itself stays pur
 file is a few hundred bytes, so one over MAX_RULESET_FILE_BYTES is refused unread, and a file
 nested deeper than the parsers can recurse is an error like any other bad file (exit 2).
 """
+
 from __future__ import annotations
 
 import json

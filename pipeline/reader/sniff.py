@@ -12,6 +12,7 @@ first lines starts like a JSON object, so a log whose first line is damaged is s
 could be an event are judged to be something else. Nothing here raises: a file that cannot
 be read or decompressed is left to the reader, which reports it with its line number.
 """
+
 from __future__ import annotations
 
 import re
@@ -115,7 +116,8 @@ def sniff_bytes(head: bytes, complete: bool) -> Sniff:
         return Sniff(BLANK) if complete else Sniff(LOG)
     if lines[0] in ("[", "{"):  # a pretty-printed JSON document, whatever its lines hold
         return Sniff(
-            "json", "one JSON document spread over several lines",
+            "json",
+            "one JSON document spread over several lines",
             "write one event object per line (for example with `jq -c '.[]'`)",
         )
     if any(_starts_like_an_object(line) for line in lines):
@@ -132,8 +134,10 @@ def _starts_like_an_object(line: str) -> bool:
 def _other_text(lines: list[str]) -> Sniff:
     first = lines[0]
     lower = first.lower()
-    if lower.startswith("<!doctype html") or lower.startswith("<html") or (
-        first.startswith("<") and any("<html" in line.lower() or "<body" in line.lower() for line in lines)
+    if (
+        lower.startswith("<!doctype html")
+        or lower.startswith("<html")
+        or (first.startswith("<") and any("<html" in line.lower() or "<body" in line.lower() for line in lines))
     ):
         return Sniff("html", "an HTML page (a report written by `farkle-logs report` is one)")
     if first.startswith("<"):
@@ -144,7 +148,8 @@ def _other_text(lines: list[str]) -> Sniff:
         if len(lines) > 1 and all(line.startswith("[") and line.endswith("]") for line in lines):
             return Sniff("json", "lines of JSON arrays", "each line must be one event object, {...}")
         return Sniff(
-            "json", "a JSON array" if len(lines) == 1 else "one JSON document spread over several lines",
+            "json",
+            "a JSON array" if len(lines) == 1 else "one JSON document spread over several lines",
             "write one event object per line (for example with `jq -c '.[]'`)",
         )
     if [cell.strip().strip('"').lower() for cell in first.split(",")] == _SCORESHEET_HEADER:

@@ -10,6 +10,7 @@ case-insensitive); a space instead of `T` is not; fractional seconds of any leng
 leap second (`:60`) is not, because no timestamp type downstream (Python, Arrow, DuckDB)
 can hold it and ingest would fail on a line the reader had let through.
 """
+
 from __future__ import annotations
 
 import re

@@ -6,6 +6,7 @@ path in `fast.py` accepts only events this module would accept, and builds the s
 whatever it is unsure about comes here. Types follow JSON Schema: `true` is not an integer,
 `3.0` is (stored as 3). Integers must fit in 64 bits so ingest can always store them.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -34,8 +35,15 @@ KNOWN_FIELDS: dict[str, frozenset[str]] = {
     kind: frozenset(COMMON_FIELDS + fields) for kind, fields in TYPE_FIELDS.items()
 }
 _MISSING = object()
-_JSON_KIND = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number",
-              float: "number", type(None): "null"}
+_JSON_KIND = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    bool: "boolean",
+    int: "number",
+    float: "number",
+    type(None): "null",
+}
 
 
 class Invalid(Exception):

@@ -1,4 +1,5 @@
 """Replay: games checked event by event against the rules (see engine.py)."""
+
 from pipeline.replay.engine import Replayer, ReplayOutput, audit_items, winner_names
 from pipeline.replay.state import TraceStep
 

@@ -10,6 +10,7 @@ Usage: `r = Replayer(default_rules); r.feed(item)` for each Event/BadLine in inp
 `r.finish()` at end of input, and `r.drain()` whenever the caller wants what has been
 produced so far (findings, turns, rolls, decisions, and at finish the game results).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -156,22 +157,38 @@ class Replayer:
             seq, file, line = last.seq, last.file, last.line
             t = g.turn
             if t is not None:
-                self._finding(g, seq, file, line, t.player, "missing_turn_end",
-                              f"seq {seq}: the log ends inside {t.player}'s turn {t.turn} (from seq "
-                              f"{t.start_seq}): no bank or farkle ended it", ts=last.ts)
+                self._finding(
+                    g,
+                    seq,
+                    file,
+                    line,
+                    t.player,
+                    "missing_turn_end",
+                    f"seq {seq}: the log ends inside {t.player}'s turn {t.turn} (from seq "
+                    f"{t.start_seq}): no bank or farkle ended it",
+                    ts=last.ts,
+                )
                 t.flagged = True
                 self._close_turn(g, t, outcome="open", end_seq=None)
             if not g.ended:
-                self._finding(g, seq, file, line, None, "game_incomplete",
-                              f"seq {seq}: the log of game {g.game_id} ends here, without a game_end",
-                              ts=last.ts)
+                self._finding(
+                    g,
+                    seq,
+                    file,
+                    line,
+                    None,
+                    "game_incomplete",
+                    f"seq {seq}: the log of game {g.game_id} ends here, without a game_end",
+                    ts=last.ts,
+                )
             self.out.games.append(self._result(g))
             if self.trace and g.timeline:
                 self.out.timelines[g.game_id] = g.timeline
 
     # ------------------------------------------------------------------ findings
-    def _finding(self, g: GameState | None, seq, file, line, player, code, message, claimed=None, expected=None,
-                 ts=None):
+    def _finding(
+        self, g: GameState | None, seq, file, line, player, code, message, claimed=None, expected=None, ts=None
+    ):
         if g is not None:
             g.findings += 1
         self.out.findings.append(
@@ -215,9 +232,17 @@ class Replayer:
                 self._start(ev)
             else:
                 self.out.findings.append(
-                    Finding(ev.game_id, ev.seq, ev.file, ev.line, ev.player, "unknown_game", "error",
-                            f"seq {ev.seq}: this {ev.type} belongs to game {ev.game_id}, which has no "
-                            "game_start before it", ts=ev.ts)
+                    Finding(
+                        ev.game_id,
+                        ev.seq,
+                        ev.file,
+                        ev.line,
+                        ev.player,
+                        "unknown_game",
+                        "error",
+                        f"seq {ev.seq}: this {ev.type} belongs to game {ev.game_id}, which has no game_start before it",
+                        ts=ev.ts,
+                    )
                 )
             return
         g.last_event = ev
@@ -228,17 +253,21 @@ class Replayer:
         v = _Verdict()
         expected_seq = g.last_seq + 1
         if ev.seq < expected_seq:
-            what = "repeats the seq of the event before it" if ev.seq == g.last_seq else (
-                f"goes back from seq {g.last_seq}")
-            self._emit(g, ev, "seq_error", f"seq {ev.seq} {what}: this {ev.type} is not replayed",
-                       ev.seq, expected_seq)
+            what = (
+                "repeats the seq of the event before it"
+                if ev.seq == g.last_seq
+                else (f"goes back from seq {g.last_seq}")
+            )
+            self._emit(g, ev, "seq_error", f"seq {ev.seq} {what}: this {ev.type} is not replayed", ev.seq, expected_seq)
             return
         if ev.seq > expected_seq:
             v.flag("seq_error", _gap_message(ev.seq, expected_seq), ev.seq, expected_seq)
         g.last_seq = ev.seq
         if ev.type == "game_start":
-            v.flag("seq_error", f"seq {ev.seq}: game {g.game_id} has already started; this second game_start "
-                   "is not replayed")
+            v.flag(
+                "seq_error",
+                f"seq {ev.seq}: game {g.game_id} has already started; this second game_start is not replayed",
+            )
             self._emit_verdict(g, ev, v)
             return
         if g.ended or (g.over and ev.type != "game_end"):
@@ -252,8 +281,18 @@ class Replayer:
             self._turn_event(g, ev, v)
 
     def _emit(self, g, ev, code, message, claimed=None, expected=None, player=None):
-        self._finding(g, ev.seq, ev.file, ev.line, player if player is not None else ev.player, code, message,
-                      claimed, expected, ev.ts)
+        self._finding(
+            g,
+            ev.seq,
+            ev.file,
+            ev.line,
+            player if player is not None else ev.player,
+            code,
+            message,
+            claimed,
+            expected,
+            ev.ts,
+        )
 
     def _emit_verdict(self, g: GameState, ev: Event, v: _Verdict) -> None:
         if v.code is not None:
@@ -288,8 +327,14 @@ class Replayer:
             g.streak_corrected[p] = 0
         self.games[ev.game_id] = g
         if ev.seq != 1:
-            self._emit(g, ev, "seq_error", f"seq {ev.seq}: the game_start has seq {ev.seq}, but a game starts "
-                       "at seq 1", ev.seq, 1)
+            self._emit(
+                g,
+                ev,
+                "seq_error",
+                f"seq {ev.seq}: the game_start has seq {ev.seq}, but a game starts at seq 1",
+                ev.seq,
+                1,
+            )
 
     # ------------------------------------------------------------------ turns
     def _open_turn(self, g: GameState, player: str, ev: Event) -> TurnState:
@@ -313,17 +358,23 @@ class Replayer:
             lost, t = t, None
             self._supply_lost_end(g, lost, ev)
             if g.over:  # the implied end finished the final round: this roll comes after it
-                v.flag("play_after_game_over", f"seq {ev.seq}: {named} rolls after the final round was "
-                       f"played out (the end of {lost.player}'s turn, lost from the log, was its last "
-                       "turn); it is not replayed")
+                v.flag(
+                    "play_after_game_over",
+                    f"seq {ev.seq}: {named} rolls after the final round was "
+                    f"played out (the end of {lost.player}'s turn, lost from the log, was its last "
+                    "turn); it is not replayed",
+                )
                 self._emit_verdict(g, ev, v)
                 return
         if t is None:
             due = g.players[g.next_player] if g.players else named
             if named not in g.claimed_total:
-                v.flag("wrong_player", f"seq {ev.seq}: {named!r} is not a player of this game "
-                       f"(players: {', '.join(g.players)}); the {ev.type} is taken as {due}'s, "
-                       "whose turn it is")
+                v.flag(
+                    "wrong_player",
+                    f"seq {ev.seq}: {named!r} is not a player of this game "
+                    f"(players: {', '.join(g.players)}); the {ev.type} is taken as {due}'s, "
+                    "whose turn it is",
+                )
                 owner = due
             elif named != due:
                 v.flag("wrong_player", f"seq {ev.seq}: {named} {ev.type}s but it is {due}'s turn")
@@ -338,8 +389,11 @@ class Replayer:
                 who = f"{named!r}, not a player of this game (players: {', '.join(g.players)}),"
             else:
                 who = named
-            v.flag("wrong_player", f"seq {ev.seq}: {who} logged a {ev.type} inside {t.player}'s open turn "
-                   f"(from seq {t.start_seq}); it is taken as {t.player}'s {ev.type}")
+            v.flag(
+                "wrong_player",
+                f"seq {ev.seq}: {who} logged a {ev.type} inside {t.player}'s open turn "
+                f"(from seq {t.start_seq}); it is taken as {t.player}'s {ev.type}",
+            )
         self._handlers[ev.type](g, t, ev, v)
 
     def _supply_lost_end(self, g: GameState, t: TurnState, ev: Event) -> None:
@@ -353,14 +407,12 @@ class Replayer:
             corrected = self._apply_bank(g, t, total)
             if self.trace:
                 t.trace.append(TraceStep(ev.seq, t.player, "bank (implied)", None, claimed, corrected, total))
-            self._close_turn(g, t, outcome="bank", end_seq=ev.seq, claimed=claimed, corrected=corrected,
-                             implied=True)
+            self._close_turn(g, t, outcome="bank", end_seq=ev.seq, claimed=claimed, corrected=corrected, implied=True)
         else:
             streak, penalty = self._farkle_streak(g, t.player)
             self._apply_farkle(g, t, g.claimed_total[t.player] - penalty, streak, penalty)
             if self.trace:
-                t.trace.append(TraceStep(ev.seq, t.player, "farkle (implied)", None, 0, 0,
-                                         g.claimed_total[t.player]))
+                t.trace.append(TraceStep(ev.seq, t.player, "farkle (implied)", None, 0, 0, g.claimed_total[t.player]))
             self._close_turn(g, t, outcome="farkle", end_seq=ev.seq, claimed=0, corrected=0, implied=True)
 
     def _missed_farkle(self, t: TurnState, ev: Event, v: _Verdict) -> None:
@@ -368,8 +420,11 @@ class Replayer:
         if t.awaiting_after_bust:
             t.awaiting_after_bust = False
             t.went_past_bust = True
-            v.flag("missed_farkle", f"seq {ev.seq}: the roll {_show(t.last_roll)} at seq {t.last_roll_seq} "
-                   f"scored nothing, so the turn ended there in a farkle, but it went on with a {ev.type}")
+            v.flag(
+                "missed_farkle",
+                f"seq {ev.seq}: the roll {_show(t.last_roll)} at seq {t.last_roll_seq} "
+                f"scored nothing, so the turn ended there in a farkle, but it went on with a {ev.type}",
+            )
 
     def _trace(self, t: TurnState, ev: Event, claimed=None, worth=None, total=None) -> None:
         t.trace.append(TraceStep(ev.seq, t.player, ev.type, ev.dice, claimed, worth, total))
@@ -380,8 +435,11 @@ class Replayer:
             self._missed_farkle(t, ev, v)
         phase = t.phase
         if phase == ROLLED:
-            v.flag("missing_keep", f"seq {ev.seq}: {t.player} rolled again without keeping any dice from the "
-                   f"roll {_show(t.last_roll)} at seq {t.last_roll_seq}")
+            v.flag(
+                "missing_keep",
+                f"seq {ev.seq}: {t.player} rolled again without keeping any dice from the "
+                f"roll {_show(t.last_roll)} at seq {t.last_roll_seq}",
+            )
             expected = len(t.last_roll or ())
         elif phase == KEPT:
             left = len(t.last_roll or ()) - t.kept_from_roll
@@ -389,9 +447,14 @@ class Replayer:
         else:
             expected = 6
         if len(dice) != expected:
-            v.flag("wrong_dice_count", f"seq {ev.seq}: {t.player} rolled {len(dice)} "
-                   f"{'die' if len(dice) == 1 else 'dice'} {_show(dice)}, but {expected} "
-                   f"{'was' if expected == 1 else 'were'} left to roll", len(dice), expected)
+            v.flag(
+                "wrong_dice_count",
+                f"seq {ev.seq}: {t.player} rolled {len(dice)} "
+                f"{'die' if len(dice) == 1 else 'dice'} {_show(dice)}, but {expected} "
+                f"{'was' if expected == 1 else 'were'} left to roll",
+                len(dice),
+                expected,
+            )
         # apply
         key = _dice_key(dice)
         table = g.table
@@ -413,8 +476,18 @@ class Replayer:
         t.awaiting_after_bust = not scored
         if self.records:
             t.roll_pending = RollRecord(
-                g.game_id, ev.seq, t.player, t.turn, t.rolls, dice, len(dice), scored, table.best[key], ts=ev.ts,
-                points_before=t.corrected_sum, opened=t.opened_before,
+                g.game_id,
+                ev.seq,
+                t.player,
+                t.turn,
+                t.rolls,
+                dice,
+                len(dice),
+                scored,
+                table.best[key],
+                ts=ev.ts,
+                points_before=t.corrected_sum,
+                opened=t.opened_before,
             )
         if self.trace:
             self._trace(t, ev, worth=table.best[key])
@@ -435,24 +508,38 @@ class Replayer:
             if phase == NO_ROLL:
                 v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)}, but nothing was rolled this turn")
             else:
-                v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)}, but nothing was rolled since the "
-                       f"keep at seq {t.keeps[-1].seq if t.keeps else '?'}")
+                v.flag(
+                    "kept_not_rolled",
+                    f"seq {ev.seq}: kept {_plain(dice)}, but nothing was rolled since the "
+                    f"keep at seq {t.keeps[-1].seq if t.keeps else '?'}",
+                )
         elif not all_rolled:
-            v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)} from the roll {_show(t.last_roll)}: "
-                   f"{_shortfall(_counts(dice), _counts(t.last_roll))}")
+            v.flag(
+                "kept_not_rolled",
+                f"seq {ev.seq}: kept {_plain(dice)} from the roll {_show(t.last_roll)}: "
+                f"{_shortfall(_counts(dice), _counts(t.last_roll))}",
+            )
         value = table.value[key]
         if value is None:
-            v.flag("non_scoring_kept", f"seq {ev.seq}: kept {_plain(dice)} and claimed {claimed}, but "
-                   f"{_idle_dice(g, dice)}", claimed, None)
+            v.flag(
+                "non_scoring_kept",
+                f"seq {ev.seq}: kept {_plain(dice)} and claimed {claimed}, but {_idle_dice(g, dice)}",
+                claimed,
+                None,
+            )
         elif claimed != value and v.code is None:
             counts = _counts(dice)
             meld = keep_meld(counts, value, claimed, t.keeps, g.rules)
             if meld is not None:
                 v.flag("cross_roll_meld", _keep_meld_message(ev, t, dice, claimed, value, meld), claimed, value)
             else:
-                v.flag("scoring_error", f"seq {ev.seq}: kept {_plain(dice)} from the roll {_show(t.last_roll)} "
-                       f"and claimed {claimed}, but that keep is worth {value} ({_breakdown(g, counts)})",
-                       claimed, value)
+                v.flag(
+                    "scoring_error",
+                    f"seq {ev.seq}: kept {_plain(dice)} from the roll {_show(t.last_roll)} "
+                    f"and claimed {claimed}, but that keep is worth {value} ({_breakdown(g, counts)})",
+                    claimed,
+                    value,
+                )
         # apply: the corrected value counts only dice really in the roll, not kept before
         if all_rolled:  # the common case: the first keep from the roll, every die in it
             worth = table.value[key]
@@ -488,8 +575,18 @@ class Replayer:
                 if p != t.player and tot > opp:
                     opp = tot
             t.decision_pending = DecisionRecord(
-                g.game_id, ev.seq, t.player, t.turn, left, t.claimed_sum, t.banked_before, opp,
-                t.opened_before, "", ts=ev.ts, turn_points_corrected=t.corrected_sum,
+                g.game_id,
+                ev.seq,
+                t.player,
+                t.turn,
+                left,
+                t.claimed_sum,
+                t.banked_before,
+                opp,
+                t.opened_before,
+                "",
+                ts=ev.ts,
+                turn_points_corrected=t.corrected_sum,
             )
         if self.trace:
             self._trace(t, ev, claimed=claimed, worth=worth)
@@ -503,32 +600,59 @@ class Replayer:
             self._missed_farkle(t, ev, v)
         if t.phase != KEPT:
             if t.phase == NO_ROLL:
-                v.flag("missing_keep", f"seq {ev.seq}: {t.player} banked {claimed} with nothing rolled or kept "
-                       "this turn")
+                v.flag(
+                    "missing_keep", f"seq {ev.seq}: {t.player} banked {claimed} with nothing rolled or kept this turn"
+                )
             else:
-                v.flag("missing_keep", f"seq {ev.seq}: {t.player} banked {claimed} without keeping any dice "
-                       f"from the roll {_show(t.last_roll)} at seq {t.last_roll_seq}")
+                v.flag(
+                    "missing_keep",
+                    f"seq {ev.seq}: {t.player} banked {claimed} without keeping any dice "
+                    f"from the roll {_show(t.last_roll)} at seq {t.last_roll_seq}",
+                )
         if claimed != t.claimed_sum:
             meld = bank_meld(claimed, t.keeps, rules)
             if meld is not None:
                 parts = " and ".join(f"{_plain(k.dice)} (kept at seq {k.seq})" for k in meld.keeps)
-                v.flag("cross_roll_meld", f"seq {ev.seq}: banked {claimed} by counting {parts}, dice of "
-                       f"different rolls, as one combination ({meld.breakdown}); the keeps claimed "
-                       f"{t.claimed_sum}", claimed, t.claimed_sum)
+                v.flag(
+                    "cross_roll_meld",
+                    f"seq {ev.seq}: banked {claimed} by counting {parts}, dice of "
+                    f"different rolls, as one combination ({meld.breakdown}); the keeps claimed "
+                    f"{t.claimed_sum}",
+                    claimed,
+                    t.claimed_sum,
+                )
             else:
-                v.flag("bank_mismatch", f"seq {ev.seq}: banked {claimed}, but the keeps of this turn claimed "
-                       f"{t.claimed_sum} in all", claimed, t.claimed_sum)
+                v.flag(
+                    "bank_mismatch",
+                    f"seq {ev.seq}: banked {claimed}, but the keeps of this turn claimed {t.claimed_sum} in all",
+                    claimed,
+                    t.claimed_sum,
+                )
         if rules.opening and claimed < rules.opening and not g.opened[t.player]:
-            v.flag("bank_below_opening", f"seq {ev.seq}: {t.player} banked {claimed} before opening, but a "
-                   f"first bank needs at least {rules.opening}", claimed, rules.opening)
+            v.flag(
+                "bank_below_opening",
+                f"seq {ev.seq}: {t.player} banked {claimed} before opening, but a "
+                f"first bank needs at least {rules.opening}",
+                claimed,
+                rules.opening,
+            )
         if rules.min_bank and claimed < rules.min_bank:
-            v.flag("bank_below_minimum", f"seq {ev.seq}: {t.player} banked {claimed}, below the minimum bank "
-                   f"of {rules.min_bank}", claimed, rules.min_bank)
+            v.flag(
+                "bank_below_minimum",
+                f"seq {ev.seq}: {t.player} banked {claimed}, below the minimum bank of {rules.min_bank}",
+                claimed,
+                rules.min_bank,
+            )
         before = g.claimed_total[t.player]
         total = ev.total if ev.total is not None else before + claimed
         if total != before + claimed:
-            v.flag("total_mismatch", f"seq {ev.seq}: {t.player} banked {claimed} on a total of {before}, "
-                   f"which makes {before + claimed}, but the total given is {total}", total, before + claimed)
+            v.flag(
+                "total_mismatch",
+                f"seq {ev.seq}: {t.player} banked {claimed} on a total of {before}, "
+                f"which makes {before + claimed}, but the total given is {total}",
+                total,
+                before + claimed,
+            )
         corrected = self._apply_bank(g, t, total)
         if self.trace:
             self._trace(t, ev, claimed=claimed, worth=corrected, total=total)
@@ -577,11 +701,19 @@ class Replayer:
         rules = g.rules
         if t.phase == ROLLED and t.last_roll_scored:
             best = g.table.best[t.last_roll_key]
-            v.flag("false_farkle", f"seq {ev.seq}: a farkle was declared, but the roll {_show(t.last_roll)} at "
-                   f"seq {t.last_roll_seq} scores (its best keep is worth {best})", 0, best)
+            v.flag(
+                "false_farkle",
+                f"seq {ev.seq}: a farkle was declared, but the roll {_show(t.last_roll)} at "
+                f"seq {t.last_roll_seq} scores (its best keep is worth {best})",
+                0,
+                best,
+            )
         elif t.phase == KEPT:
-            v.flag("false_farkle", f"seq {ev.seq}: a farkle was declared right after the keep at seq "
-                   f"{t.keeps[-1].seq if t.keeps else '?'}, with no roll in between")
+            v.flag(
+                "false_farkle",
+                f"seq {ev.seq}: a farkle was declared right after the keep at seq "
+                f"{t.keeps[-1].seq if t.keeps else '?'}, with no roll in between",
+            )
         elif t.phase == NO_ROLL:
             v.flag("false_farkle", f"seq {ev.seq}: a farkle was declared with nothing rolled this turn")
         before = g.claimed_total[t.player]
@@ -589,15 +721,23 @@ class Replayer:
         expected_total = before - penalty
         if ev.total is not None and ev.total != expected_total:
             if penalty:
-                why = (f"this is {t.player}'s {_ordinal(streak)} farkle in a row, which costs {penalty}: "
-                       f"{before} - {penalty} = {expected_total}")
+                why = (
+                    f"this is {t.player}'s {_ordinal(streak)} farkle in a row, which costs {penalty}: "
+                    f"{before} - {penalty} = {expected_total}"
+                )
             elif rules.farkle_penalty:
-                why = (f"this is {t.player}'s {_ordinal(streak)} farkle in a row and the penalty comes only "
-                       f"with the {_ordinal(rules.penalty_after)}, so the total stays {before}")
+                why = (
+                    f"this is {t.player}'s {_ordinal(streak)} farkle in a row and the penalty comes only "
+                    f"with the {_ordinal(rules.penalty_after)}, so the total stays {before}"
+                )
             else:
                 why = f"this game has no farkle penalty, so the total stays {before}"
-            v.flag("penalty_error", f"seq {ev.seq}: the farkle gives {t.player} a total of {ev.total}, but {why}",
-                   ev.total, expected_total)
+            v.flag(
+                "penalty_error",
+                f"seq {ev.seq}: the farkle gives {t.player} a total of {ev.total}, but {why}",
+                ev.total,
+                expected_total,
+            )
         self._apply_farkle(g, t, ev.total if ev.total is not None else expected_total, streak, penalty)
         if self.trace:
             self._trace(t, ev, claimed=0, worth=0, total=g.claimed_total[t.player])
@@ -613,8 +753,16 @@ class Replayer:
             streak = 0
         g.streak_corrected[player] = streak
 
-    def _close_turn(self, g: GameState, t: TurnState, outcome: str, end_seq: int | None,
-                    claimed: int = 0, corrected: int = 0, implied: bool = False) -> None:
+    def _close_turn(
+        self,
+        g: GameState,
+        t: TurnState,
+        outcome: str,
+        end_seq: int | None,
+        claimed: int = 0,
+        corrected: int = 0,
+        implied: bool = False,
+    ) -> None:
         if t.roll_pending is not None:
             self.out.rolls.append(t.roll_pending)
             t.roll_pending = None
@@ -630,11 +778,21 @@ class Replayer:
                 dice_left = None
             self.out.turns.append(
                 TurnRecord(
-                    game_id=g.game_id, player=t.player, turn=t.turn, start_seq=t.start_seq, end_seq=end_seq,
-                    rolls=t.rolls, hot_dice=t.hot_dice, outcome=outcome, claimed_points=claimed,
-                    corrected_points=corrected if outcome == "bank" else 0, dice_left=dice_left,
+                    game_id=g.game_id,
+                    player=t.player,
+                    turn=t.turn,
+                    start_seq=t.start_seq,
+                    end_seq=end_seq,
+                    rolls=t.rolls,
+                    hot_dice=t.hot_dice,
+                    outcome=outcome,
+                    claimed_points=claimed,
+                    corrected_points=corrected if outcome == "bank" else 0,
+                    dice_left=dice_left,
                     claimed_total=g.claimed_total.get(t.player) if outcome != "open" else None,
-                    corrected_total=g.corrected_total.get(t.player, 0), ts=t.ts, end_implied=implied,
+                    corrected_total=g.corrected_total.get(t.player, 0),
+                    ts=t.ts,
+                    end_implied=implied,
                 )
             )
         if self.trace and t.flagged and t.trace:
@@ -665,23 +823,33 @@ class Replayer:
         scores = ev.scores or {}
         for p in g.players:
             if scores.get(p) != g.claimed_total[p]:
-                v.flag("final_score_mismatch", f"seq {ev.seq}: game_end gives {p} {scores.get(p)}, but "
-                       f"{p}'s last claimed total is {g.claimed_total[p]}", scores.get(p), g.claimed_total[p],
-                       player=p)
+                v.flag(
+                    "final_score_mismatch",
+                    f"seq {ev.seq}: game_end gives {p} {scores.get(p)}, but "
+                    f"{p}'s last claimed total is {g.claimed_total[p]}",
+                    scores.get(p),
+                    g.claimed_total[p],
+                    player=p,
+                )
                 break
         named = _normalise_winner(ev.winner)
         if g.reached_by is None:
-            v.flag("wrong_winner", f"seq {ev.seq}: game_end comes before anyone reached the target of "
-                   f"{g.rules.target}")
+            v.flag("wrong_winner", f"seq {ev.seq}: game_end comes before anyone reached the target of {g.rules.target}")
         elif not g.over:
             left = ", ".join(p for p in g.players if p in g.final_round_left)
-            v.flag("wrong_winner", f"seq {ev.seq}: game_end comes before the final round was played out "
-                   f"({left} still to play after {g.reached_by} reached {g.rules.target})")
+            v.flag(
+                "wrong_winner",
+                f"seq {ev.seq}: game_end comes before the final round was played out "
+                f"({left} still to play after {g.reached_by} reached {g.rules.target})",
+            )
         else:
             best = set(_winners(g.claimed_total, g.players))
             if named != best:
-                v.flag("wrong_winner", f"seq {ev.seq}: game_end names {_names(named)} as the winner, but the "
-                       f"highest claimed total is {_names(best)}'s ({max(g.claimed_total.values())})")
+                v.flag(
+                    "wrong_winner",
+                    f"seq {ev.seq}: game_end names {_names(named)} as the winner, but the "
+                    f"highest claimed total is {_names(best)}'s ({max(g.claimed_total.values())})",
+                )
         g.ended = True
         g.end_winner = ev.winner
         g.end_scores = dict(scores)
@@ -723,14 +891,17 @@ def _lost_end_message(ev: Event, lost: TurnState) -> str:
     if lost.phase == KEPT:
         last = lost.keeps[-1].seq if lost.keeps else lost.start_seq
         after = f"the keep at seq {last}"
-        taken = (f"taken as a bank of the {lost.claimed_sum} points its keeps claimed"
-                 if lost.keeps else "taken as a bank")
+        taken = (
+            f"taken as a bank of the {lost.claimed_sum} points its keeps claimed" if lost.keeps else "taken as a bank"
+        )
     else:
         after = f"the roll {_show(lost.last_roll)} at seq {lost.last_roll_seq}, which scored nothing"
         taken = "taken as a farkle"
-    return (f"seq {ev.seq}: {ev.player} rolled six dice while {lost.player}'s turn {lost.turn} (from seq "
-            f"{lost.start_seq}) was still open after {after}: the line that ended {lost.player}'s turn is "
-            f"missing, so that turn is {taken}")
+    return (
+        f"seq {ev.seq}: {ev.player} rolled six dice while {lost.player}'s turn {lost.turn} (from seq "
+        f"{lost.start_seq}) was still open after {after}: the line that ended {lost.player}'s turn is "
+        f"missing, so that turn is {taken}"
+    )
 
 
 def _names(names: set[str]) -> str:
@@ -752,9 +923,7 @@ def _breakdown(g: GameState, counts) -> str:
 
 
 def _keep_meld_message(ev: Event, t: TurnState, dice, claimed: int, value: int, meld) -> str:
-    earlier = " and ".join(
-        f"the {_plain(k.dice)} kept at seq {k.seq}" for k in meld.keeps
-    )
+    earlier = " and ".join(f"the {_plain(k.dice)} kept at seq {k.seq}" for k in meld.keeps)
     return (
         f"seq {ev.seq}: kept {_plain(dice)} from the roll {_show(t.last_roll)} and counted it with {earlier} "
         f"as one combination ({meld.breakdown}), but dice of different rolls never combine: claimed "
@@ -812,8 +981,9 @@ def _gap_message(seq: int, expected: int) -> str:
     return f"seq {seq} comes after seq {expected - 1}: seqs {expected} to {seq - 1} are missing ({missing} events)"
 
 
-def audit_items(items: Iterable[Event | BadLine], default_rules: Ruleset | None = None, *,
-                trace: bool = False, records: bool = True) -> ReplayOutput:
+def audit_items(
+    items: Iterable[Event | BadLine], default_rules: Ruleset | None = None, *, trace: bool = False, records: bool = True
+) -> ReplayOutput:
     """Replay a whole input in one call: findings, records and results together."""
     r = Replayer(default_rules, trace=trace, records=records)
     r.feed_all(items)

@@ -5,6 +5,7 @@ the most common Farkle scoring mistake. log-format.md defines exactly when a wro
 is such a meld (rather than a plain scoring error); these functions implement that
 definition and nothing else, so the engine can ask one question and get the evidence back.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -25,6 +25,7 @@ The events are turned back into `Event` records from their stored form (`ts` as 
 timestamp, `rules`/`scores` as JSON text, `winner` as a list), so a game replayed from a
 fresh parse and a game replayed from the dataset's own `events` files are the same input.
 """
+
 from __future__ import annotations
 
 import json
@@ -86,8 +87,7 @@ def in_replay_order(events: pa.Table) -> pa.Table:
     n = events.num_rows
     a_files, b_files = files.slice(0, n - 1), files.slice(1)
     a_lines, b_lines = lines.slice(0, n - 1), lines.slice(1)
-    ascending = pc.or_(pc.less(a_files, b_files),
-                       pc.and_(pc.equal(a_files, b_files), pc.less_equal(a_lines, b_lines)))
+    ascending = pc.or_(pc.less(a_files, b_files), pc.and_(pc.equal(a_files, b_files), pc.less_equal(a_lines, b_lines)))
     if pc.all(ascending).as_py():
         return events  # already in order (a one-run ingest): no copy
     order = pc.sort_indices(events, sort_keys=[(ORDER_COLUMN, "ascending"), ("source_line", "ascending")])
@@ -117,21 +117,41 @@ def events_from_table(events: pa.Table) -> Iterable[Event]:
             found = json_cache[text] = json.loads(text)
         return found
 
-    for (game_id, seq, ts, kind, player, dice, points, total, players, rules, winner, scores, extra,
-         file, line) in zip(cols["game_id"], cols["seq"], cols["ts"], cols["type"], cols["player"], cols["dice"],
-                            cols["points"], cols["total"], cols["players"], cols["rules"], cols["winner"],
-                            cols["scores"], cols["extra"], cols["source_file"], cols["source_line"]):
+    for game_id, seq, ts, kind, player, dice, points, total, players, rules, winner, scores, extra, file, line in zip(
+        cols["game_id"],
+        cols["seq"],
+        cols["ts"],
+        cols["type"],
+        cols["player"],
+        cols["dice"],
+        cols["points"],
+        cols["total"],
+        cols["players"],
+        cols["rules"],
+        cols["winner"],
+        cols["scores"],
+        cols["extra"],
+        cols["source_file"],
+        cols["source_line"],
+    ):
         rules_raw, rules_obj = ruleset(rules) if rules is not None else (None, None)
         if winner is not None:
             winner = winner[0] if len(winner) == 1 else tuple(winner)
         yield Event(
-            game_id, seq, kind, file, line,
+            game_id,
+            seq,
+            kind,
+            file,
+            line,
             ts,
             player,
             None if dice is None else tuple(dice),
-            points, total,
+            points,
+            total,
             None if players is None else tuple(players),
-            rules_obj, rules_raw, winner,
+            rules_obj,
+            rules_raw,
+            winner,
             None if scores is None else dict(loads(scores)),
             {} if extra is None else json.loads(extra),
         )

@@ -4,6 +4,7 @@ Kept small on purpose: memory grows with the number of open games, never with in
 size. Two ledgers run side by side: the *claimed* one follows the log (replay goes on from
 each claim, so one mistake is reported once) and the *corrected* one scores the dice.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -8,6 +8,7 @@ Modules: `data` gathers the tables (stats API + the report's SQL models in `sql/
 `charts` turns them into Altair charts (pure functions), `page` assembles the HTML and
 `bundle` provides the Vega JavaScript embedded once per page. See docs/report.md.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -55,8 +56,9 @@ def write_report(
     page = build_report(dataset, filters, title=title, game=game)
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, delete=False,
-                                     prefix=f".{path.name}.", suffix=".tmp") as tmp:
+    with tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=path.parent, delete=False, prefix=f".{path.name}.", suffix=".tmp"
+    ) as tmp:
         try:
             tmp.write(page)
         except BaseException:

@@ -6,6 +6,7 @@ result is kept in memory and, when possible, in the user's cache directory
 ($XDG_CACHE_HOME/farkle-logs, else ~/.cache/farkle-logs), keyed by the vl-convert and
 Vega-Lite versions. A cache that cannot be read or written is skipped silently.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,7 +30,9 @@ def _cache_dir() -> Path:
 
 
 def _cache_name(vl_version: str) -> str:
-    key = f"{getattr(vlc, '__version__', 'unknown')}|{vl_version}|{vlc.get_vega_version()}|{vlc.get_vega_embed_version()}"
+    key = (
+        f"{getattr(vlc, '__version__', 'unknown')}|{vl_version}|{vlc.get_vega_version()}|{vlc.get_vega_embed_version()}"
+    )
     return f"vega-bundle-{hashlib.sha256(key.encode()).hexdigest()[:16]}.js"
 
 

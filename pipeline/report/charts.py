@@ -11,6 +11,7 @@ Row keys are `overall` and `p:<name>`, so no player name can pass for the overal
 
 The data-independent part of every spec is pinned by tests/snapshots (see spec_skeleton).
 """
+
 from __future__ import annotations
 
 import copy
@@ -81,7 +82,7 @@ def count_axis(top: int, max_ticks: int = 8) -> alt.Axis:
     top = max(int(top), 1)
     step = 1
     while top / step > max_ticks:
-        step = next(s * 10 ** k for k in range(0, 12) for s in (1, 2, 5) if s * 10 ** k > step)
+        step = next(s * 10**k for k in range(0, 12) for s in (1, 2, 5) if s * 10**k > step)
     ticks = list(range(0, top + step, step))
     return alt.Axis(values=ticks, format=",d")
 
@@ -102,8 +103,13 @@ def bust_rate(table: pa.Table, players: list[str]) -> alt.LayerChart:
         players,
     )
     who = player_picker("bust_player", players)
-    x = alt.X("dice:O", title="Dice thrown (number of dice in the roll)", sort=[1, 2, 3, 4, 5, 6],
-              scale=alt.Scale(domain=[1, 2, 3, 4, 5, 6]), axis=alt.Axis(labelAngle=0))
+    x = alt.X(
+        "dice:O",
+        title="Dice thrown (number of dice in the roll)",
+        sort=[1, 2, 3, 4, 5, 6],
+        scale=alt.Scale(domain=[1, 2, 3, 4, 5, 6]),
+        axis=alt.Axis(labelAngle=0),
+    )
     y_title = "Farkle rate (% of rolls)"
     color = alt.Color(
         "series:N",
@@ -123,23 +129,37 @@ def bust_rate(table: pa.Table, players: list[str]) -> alt.LayerChart:
         alt.Tooltip("off:N", title="exact odds outside interval"),
     ]
     base = alt.Chart().transform_filter(alt.datum.who == who)
-    interval = base.mark_rule(strokeWidth=3).encode(
-        x=x,
-        y=alt.Y("wilson_lo:Q", title=y_title, axis=alt.Axis(format="%"), scale=alt.Scale(zero=True)),
-        y2="wilson_hi:Q",
-        color=color,
-        tooltip=tooltip,
-    ).transform_calculate(series="'observed, 95 % interval'")
-    observed = base.mark_point(filled=True, size=70).encode(
-        x=x, y=alt.Y("bust_rate:Q", title=y_title), color=color, tooltip=tooltip
-    ).transform_calculate(series="'observed, 95 % interval'")
-    exact = base.mark_tick(thickness=2, size=28).encode(
-        x=x, y=alt.Y("exact_rate:Q", title=y_title), color=color, tooltip=tooltip
-    ).transform_calculate(series="'exact odds'")
-    return alt.layer(interval, observed, exact, data=alt.Data(values=rows)).add_params(who).properties(
-        width=WIDTH,
-        height=HEIGHT,
-        title=_title("Bust rate by dice thrown", "Observed share of rolls that scored nothing, against the exact odds"),
+    interval = (
+        base.mark_rule(strokeWidth=3)
+        .encode(
+            x=x,
+            y=alt.Y("wilson_lo:Q", title=y_title, axis=alt.Axis(format="%"), scale=alt.Scale(zero=True)),
+            y2="wilson_hi:Q",
+            color=color,
+            tooltip=tooltip,
+        )
+        .transform_calculate(series="'observed, 95 % interval'")
+    )
+    observed = (
+        base.mark_point(filled=True, size=70)
+        .encode(x=x, y=alt.Y("bust_rate:Q", title=y_title), color=color, tooltip=tooltip)
+        .transform_calculate(series="'observed, 95 % interval'")
+    )
+    exact = (
+        base.mark_tick(thickness=2, size=28)
+        .encode(x=x, y=alt.Y("exact_rate:Q", title=y_title), color=color, tooltip=tooltip)
+        .transform_calculate(series="'exact odds'")
+    )
+    return (
+        alt.layer(interval, observed, exact, data=alt.Data(values=rows))
+        .add_params(who)
+        .properties(
+            width=WIDTH,
+            height=HEIGHT,
+            title=_title(
+                "Bust rate by dice thrown", "Observed share of rolls that scored nothing, against the exact odds"
+            ),
+        )
     )
 
 
@@ -152,31 +172,52 @@ def turn_value(buckets: pa.Table, summary: pa.Table, players: list[str]) -> alt.
         row["kind"] = "farkled (0 points)" if row["bucket"] == "farkle" else "banked"
     means = _keyed(summary, ["turns", "mean_points", "median_points"], players)
     who = player_picker("turn_player", players)
-    bars = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
-        x=alt.X("bucket:N", title="Points of the turn (corrected; banked turns in 250-point buckets)",
-                sort=TURN_BUCKETS, scale=alt.Scale(domain=TURN_BUCKETS), axis=alt.Axis(labelAngle=-40)),
-        y=alt.Y("share:Q", title="Share of finished turns (%)", axis=alt.Axis(format="%")),
-        color=alt.Color("kind:N", title=None,
-                        scale=alt.Scale(domain=["farkled (0 points)", "banked"], range=["#c0392b", "#1f77b4"]),
-                        legend=alt.Legend(orient="top")),
-        tooltip=[
-            alt.Tooltip("bucket:N", title="turn points"),
-            alt.Tooltip("turns:Q", title="turns", format=","),
-            alt.Tooltip("share:Q", title="share of turns", format=".1%"),
-        ],
-    ).transform_filter(alt.datum.who == who)
-    note = alt.Chart(alt.Data(values=means)).mark_text(
-        align="right", baseline="top", x="width", y=4, fontSize=12
-    ).encode(
-        text="label:N",
-    ).transform_filter(alt.datum.who == who).transform_calculate(
-        label="'mean ' + format(datum.mean_points, ',.0f') + ' · median ' + format(datum.median_points, ',.0f')"
-              " + ' points per turn over ' + format(datum.turns, ',') + ' turns'"
+    bars = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_bar()
+        .encode(
+            x=alt.X(
+                "bucket:N",
+                title="Points of the turn (corrected; banked turns in 250-point buckets)",
+                sort=TURN_BUCKETS,
+                scale=alt.Scale(domain=TURN_BUCKETS),
+                axis=alt.Axis(labelAngle=-40),
+            ),
+            y=alt.Y("share:Q", title="Share of finished turns (%)", axis=alt.Axis(format="%")),
+            color=alt.Color(
+                "kind:N",
+                title=None,
+                scale=alt.Scale(domain=["farkled (0 points)", "banked"], range=["#c0392b", "#1f77b4"]),
+                legend=alt.Legend(orient="top"),
+            ),
+            tooltip=[
+                alt.Tooltip("bucket:N", title="turn points"),
+                alt.Tooltip("turns:Q", title="turns", format=","),
+                alt.Tooltip("share:Q", title="share of turns", format=".1%"),
+            ],
+        )
+        .transform_filter(alt.datum.who == who)
     )
-    return alt.layer(bars, note).add_params(who).properties(
-        width=WIDTH,
-        height=HEIGHT,
-        title=_title("Points per turn", "Every finished turn; a farkled turn scores 0"),
+    note = (
+        alt.Chart(alt.Data(values=means))
+        .mark_text(align="right", baseline="top", x="width", y=4, fontSize=12)
+        .encode(
+            text="label:N",
+        )
+        .transform_filter(alt.datum.who == who)
+        .transform_calculate(
+            label="'mean ' + format(datum.mean_points, ',.0f') + ' · median ' + format(datum.median_points, ',.0f')"
+            " + ' points per turn over ' + format(datum.turns, ',') + ' turns'"
+        )
+    )
+    return (
+        alt.layer(bars, note)
+        .add_params(who)
+        .properties(
+            width=WIDTH,
+            height=HEIGHT,
+            title=_title("Points per turn", "Every finished turn; a farkled turn scores 0"),
+        )
     )
 
 
@@ -184,12 +225,23 @@ def turn_value(buckets: pa.Table, summary: pa.Table, players: list[str]) -> alt.
 def bank_heatmap(table: pa.Table) -> alt.LayerChart:
     """Share of banks among bank-or-roll choices by dice left and turn points so far
     (report table bank_heatmap)."""
-    rows = _rows(table, ["dice_left", "bucket", "decisions", "banks", "rolls", "bank_rate",
-                         "rolled_farkles", "farkle_rate_after_roll"])
-    x = alt.X("bucket:O", title="Turn points so far, this keep included (250-point buckets)",
-              sort=POINT_BUCKETS, scale=alt.Scale(domain=POINT_BUCKETS), axis=alt.Axis(labelAngle=-40))
-    y = alt.Y("dice_left:O", title="Dice left to roll (number of dice)", sort=[6, 5, 4, 3, 2, 1],
-              scale=alt.Scale(domain=[6, 5, 4, 3, 2, 1]))
+    rows = _rows(
+        table,
+        ["dice_left", "bucket", "decisions", "banks", "rolls", "bank_rate", "rolled_farkles", "farkle_rate_after_roll"],
+    )
+    x = alt.X(
+        "bucket:O",
+        title="Turn points so far, this keep included (250-point buckets)",
+        sort=POINT_BUCKETS,
+        scale=alt.Scale(domain=POINT_BUCKETS),
+        axis=alt.Axis(labelAngle=-40),
+    )
+    y = alt.Y(
+        "dice_left:O",
+        title="Dice left to roll (number of dice)",
+        sort=[6, 5, 4, 3, 2, 1],
+        scale=alt.Scale(domain=[6, 5, 4, 3, 2, 1]),
+    )
     tooltip = [
         alt.Tooltip("dice_left:O", title="dice left"),
         alt.Tooltip("bucket:O", title="turn points"),
@@ -199,19 +251,31 @@ def bank_heatmap(table: pa.Table) -> alt.LayerChart:
         alt.Tooltip("bank_rate:Q", title="share banked", format=".1%"),
         alt.Tooltip("farkle_rate_after_roll:Q", title="farkled after rolling on", format=".1%"),
     ]
-    cells = alt.Chart().mark_rect(stroke="white").encode(
-        x=x,
-        y=y,
-        color=alt.Color("bank_rate:Q", title="Share banked (%)", scale=alt.Scale(domain=[0, 1], scheme="blues"),
-                        legend=alt.Legend(format="%")),
-        tooltip=tooltip,
+    cells = (
+        alt.Chart()
+        .mark_rect(stroke="white")
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color(
+                "bank_rate:Q",
+                title="Share banked (%)",
+                scale=alt.Scale(domain=[0, 1], scheme="blues"),
+                legend=alt.Legend(format="%"),
+            ),
+            tooltip=tooltip,
+        )
     )
-    labels = alt.Chart().mark_text(fontSize=10).encode(
-        x=x,
-        y=y,
-        text=alt.Text("bank_rate:Q", format=".0%"),
-        color=alt.condition(alt.datum.bank_rate > 0.55, alt.value("white"), alt.value("black")),
-        tooltip=tooltip,
+    labels = (
+        alt.Chart()
+        .mark_text(fontSize=10)
+        .encode(
+            x=x,
+            y=y,
+            text=alt.Text("bank_rate:Q", format=".0%"),
+            color=alt.condition(alt.datum.bank_rate > 0.55, alt.value("white"), alt.value("black")),
+            tooltip=tooltip,
+        )
     )
     return alt.layer(cells, labels, data=alt.Data(values=rows)).properties(
         width=WIDTH,
@@ -239,47 +303,73 @@ def decision_loss(table: pa.Table) -> alt.Chart:
         alt.Tooltip("mean_loss:Q", title="mean loss (points)", format=",.1f"),
         alt.Tooltip("optimal_share:Q", title="optimal", format=".1%"),
     ]
-    return alt.Chart(alt.Data(values=rows)).mark_rect(stroke="white").encode(
-        x=alt.X("bucket:O", title="Turn points before the choice (250-point buckets)", sort=POINT_BUCKETS,
-                scale=alt.Scale(domain=POINT_BUCKETS), axis=alt.Axis(labelAngle=-40)),
-        y=alt.Y("dice:O", title="Dice (number of dice)", sort=[6, 5, 4, 3, 2, 1],
-                scale=alt.Scale(domain=[6, 5, 4, 3, 2, 1])),
-        color=alt.Color("mean_loss:Q", title="Mean loss (points)", scale=alt.Scale(scheme="orangered")),
-        column=alt.Column("kind:N", title=None, sort=list(KIND_LABELS.values())),
-        tooltip=tooltip,
-    ).properties(
-        width=WIDTH // 2 - 20,
-        height=200,
-        title=_title("Where points are given up",
-                     "Mean expected points lost per choice against the exact single-turn policy"),
+    return (
+        alt.Chart(alt.Data(values=rows))
+        .mark_rect(stroke="white")
+        .encode(
+            x=alt.X(
+                "bucket:O",
+                title="Turn points before the choice (250-point buckets)",
+                sort=POINT_BUCKETS,
+                scale=alt.Scale(domain=POINT_BUCKETS),
+                axis=alt.Axis(labelAngle=-40),
+            ),
+            y=alt.Y(
+                "dice:O",
+                title="Dice (number of dice)",
+                sort=[6, 5, 4, 3, 2, 1],
+                scale=alt.Scale(domain=[6, 5, 4, 3, 2, 1]),
+            ),
+            color=alt.Color("mean_loss:Q", title="Mean loss (points)", scale=alt.Scale(scheme="orangered")),
+            column=alt.Column("kind:N", title=None, sort=list(KIND_LABELS.values())),
+            tooltip=tooltip,
+        )
+        .properties(
+            width=WIDTH // 2 - 20,
+            height=200,
+            title=_title(
+                "Where points are given up", "Mean expected points lost per choice against the exact single-turn policy"
+            ),
+        )
     )
 
 
 def players_by_loss(table: pa.Table, players: list[str]) -> alt.Chart:
     """Players ranked by mean loss per judged choice (stats decision_quality), limited to
     `players` (the report's pick list)."""
-    mine = table.filter(pc.and_(
-        pc.equal(table["scope"], "player"),
-        pc.fill_null(pc.is_in(table["player"], value_set=pa.array(players, pa.string())), False),
-    ))
+    mine = table.filter(
+        pc.and_(
+            pc.equal(table["scope"], "player"),
+            pc.fill_null(pc.is_in(table["player"], value_set=pa.array(players, pa.string())), False),
+        )
+    )
     mine = mine.filter(pc.greater(mine["judged"], 0))
     rows = _rows(mine, ["player", "judged", "mean_loss", "optimal_share", "blunders"])
-    return alt.Chart(alt.Data(values=rows)).mark_bar().encode(
-        y=alt.Y("player:N", title="Player", sort="x"),
-        x=alt.X("mean_loss:Q", title="Mean loss per choice (points)"),
-        color=alt.Color("optimal_share:Q", title="Optimal choices (%)", scale=alt.Scale(scheme="blues"),
-                        legend=alt.Legend(format="%")),
-        tooltip=[
-            alt.Tooltip("player:N", title="player"),
-            alt.Tooltip("judged:Q", title="choices judged", format=","),
-            alt.Tooltip("mean_loss:Q", title="mean loss (points)", format=",.1f"),
-            alt.Tooltip("optimal_share:Q", title="optimal", format=".1%"),
-            alt.Tooltip("blunders:Q", title="blunders", format=","),
-        ],
-    ).properties(
-        width=WIDTH,
-        height=alt.Step(16),
-        title=_title("Players by mean loss", "Expected points given up per keep or bank-or-roll; smallest first"),
+    return (
+        alt.Chart(alt.Data(values=rows))
+        .mark_bar()
+        .encode(
+            y=alt.Y("player:N", title="Player", sort="x"),
+            x=alt.X("mean_loss:Q", title="Mean loss per choice (points)"),
+            color=alt.Color(
+                "optimal_share:Q",
+                title="Optimal choices (%)",
+                scale=alt.Scale(scheme="blues"),
+                legend=alt.Legend(format="%"),
+            ),
+            tooltip=[
+                alt.Tooltip("player:N", title="player"),
+                alt.Tooltip("judged:Q", title="choices judged", format=","),
+                alt.Tooltip("mean_loss:Q", title="mean loss (points)", format=",.1f"),
+                alt.Tooltip("optimal_share:Q", title="optimal", format=".1%"),
+                alt.Tooltip("blunders:Q", title="blunders", format=","),
+            ],
+        )
+        .properties(
+            width=WIDTH,
+            height=alt.Step(16),
+            title=_title("Players by mean loss", "Expected points given up per keep or bank-or-roll; smallest first"),
+        )
     )
 
 
@@ -288,23 +378,31 @@ def findings_by_code(table: pa.Table) -> alt.Chart:
     """Audit findings per code, coloured by severity (report table findings_by_code)."""
     rows = _rows(table, ["code", "severity", "findings", "games", "players"])
     top = max((r["findings"] for r in rows), default=1)
-    return alt.Chart(alt.Data(values=rows)).mark_bar().encode(
-        y=alt.Y("code:N", title="Finding code", sort="-x"),
-        x=alt.X("findings:Q", title="Findings (count)", axis=count_axis(top), scale=count_scale(top)),
-        color=alt.Color("severity:N", title="Severity",
-                        scale=alt.Scale(domain=list(SEVERITY_COLORS), range=list(SEVERITY_COLORS.values())),
-                        legend=alt.Legend(orient="top")),
-        tooltip=[
-            alt.Tooltip("code:N", title="code"),
-            alt.Tooltip("severity:N", title="severity"),
-            alt.Tooltip("findings:Q", title="findings", format=","),
-            alt.Tooltip("games:Q", title="games", format=","),
-            alt.Tooltip("players:Q", title="players", format=","),
-        ],
-    ).properties(
-        width=WIDTH,
-        height=alt.Step(18),
-        title=_title("Audit findings by code", "What the audit found, most frequent first"),
+    return (
+        alt.Chart(alt.Data(values=rows))
+        .mark_bar()
+        .encode(
+            y=alt.Y("code:N", title="Finding code", sort="-x"),
+            x=alt.X("findings:Q", title="Findings (count)", axis=count_axis(top), scale=count_scale(top)),
+            color=alt.Color(
+                "severity:N",
+                title="Severity",
+                scale=alt.Scale(domain=list(SEVERITY_COLORS), range=list(SEVERITY_COLORS.values())),
+                legend=alt.Legend(orient="top"),
+            ),
+            tooltip=[
+                alt.Tooltip("code:N", title="code"),
+                alt.Tooltip("severity:N", title="severity"),
+                alt.Tooltip("findings:Q", title="findings", format=","),
+                alt.Tooltip("games:Q", title="games", format=","),
+                alt.Tooltip("players:Q", title="players", format=","),
+            ],
+        )
+        .properties(
+            width=WIDTH,
+            height=alt.Step(18),
+            title=_title("Audit findings by code", "What the audit found, most frequent first"),
+        )
     )
 
 
@@ -346,8 +444,7 @@ def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
     axis = alt.Axis(format=PERIOD_FORMATS[unit], labelAngle=-40)
     if dated.num_rows:
         start, end = dated["axis_start"][0].as_py(), dated["axis_end"][0].as_py()
-        scale = alt.Scale(type="utc", domainMin=_millis(_instant(start)), domainMax=_millis(_instant(end)),
-                          nice=False)
+        scale = alt.Scale(type="utc", domainMin=_millis(_instant(start)), domainMax=_millis(_instant(end)), nice=False)
         periods = max(1, round((_instant(end) - _instant(start)).total_seconds() / PERIOD_SECONDS[unit]))
         step = max(1, -(-periods // 12))  # at most about 12 labels
         if unit == "hour":  # Vega's tick intervals fail on "hour": the ticks are given outright
@@ -355,27 +452,34 @@ def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
             ticks = [first + i * 3_600_000 for i in range(0, periods + 1, step)]
             axis = alt.Axis(format=PERIOD_FORMATS[unit], labelAngle=-40, values=ticks)
         else:
-            axis = alt.Axis(format=PERIOD_FORMATS[unit], labelAngle=-40,
-                            tickCount=alt.TimeIntervalStep(interval=unit, step=step))
+            axis = alt.Axis(
+                format=PERIOD_FORMATS[unit], labelAngle=-40, tickCount=alt.TimeIntervalStep(interval=unit, step=step)
+            )
     per_period: dict[str, int] = {}
     for row in rows:
         per_period[row["period"]] = per_period.get(row["period"], 0) + row["findings"]
     top = max(per_period.values(), default=1)
-    return alt.Chart(alt.Data(values=rows)).mark_bar(stroke="white", strokeWidth=0.5).encode(
-        x=alt.X("period:T", title=PERIOD_TITLES[unit], scale=scale, axis=axis),
-        x2="period_end:T",
-        y=alt.Y("sum(findings):Q", title="Findings (count)", axis=count_axis(top, 5), scale=count_scale(top, 5)),
-        color=alt.Color("code:N", title="Finding code", scale=alt.Scale(scheme="tableau20")),
-        tooltip=[
-            alt.Tooltip("period:N", title=f"{unit} from (UTC)"),
-            alt.Tooltip("code:N", title="code"),
-            alt.Tooltip("sum(findings):Q", title="findings", format=","),
-        ],
-    ).properties(
-        width=WIDTH,
-        height=220,
-        title=_title("Audit findings over time",
-                     f"Per {unit}, by the time of the finding (or the start of its game)"),
+    return (
+        alt.Chart(alt.Data(values=rows))
+        .mark_bar(stroke="white", strokeWidth=0.5)
+        .encode(
+            x=alt.X("period:T", title=PERIOD_TITLES[unit], scale=scale, axis=axis),
+            x2="period_end:T",
+            y=alt.Y("sum(findings):Q", title="Findings (count)", axis=count_axis(top, 5), scale=count_scale(top, 5)),
+            color=alt.Color("code:N", title="Finding code", scale=alt.Scale(scheme="tableau20")),
+            tooltip=[
+                alt.Tooltip("period:N", title=f"{unit} from (UTC)"),
+                alt.Tooltip("code:N", title="code"),
+                alt.Tooltip("sum(findings):Q", title="findings", format=","),
+            ],
+        )
+        .properties(
+            width=WIDTH,
+            height=220,
+            title=_title(
+                "Audit findings over time", f"Per {unit}, by the time of the finding (or the start of its game)"
+            ),
+        )
     )
 
 
@@ -396,27 +500,43 @@ def dice_faces(table: pa.Table, players: list[str]) -> alt.LayerChart:
         alt.Tooltip("expected:Q", title="expected if fair", format=",.1f"),
         alt.Tooltip("dice:Q", title="dice rolled", format=","),
     ]
-    bars = base.transform_fold(FACES, as_=["column", "count"]).transform_calculate(
-        face="toNumber(substring(datum.column, 5))",
-        share="datum.dice > 0 ? datum.count / datum.dice : null",
-        expected="datum.dice / 6",
-    ).mark_bar().encode(
-        x=alt.X("face:O", title="Face (pips)", sort=[1, 2, 3, 4, 5, 6], scale=alt.Scale(domain=[1, 2, 3, 4, 5, 6]),
-                axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("share:Q", title="Share of dice showing the face (%)", axis=alt.Axis(format="%")),
-        tooltip=tooltip,
+    bars = (
+        base.transform_fold(FACES, as_=["column", "count"])
+        .transform_calculate(
+            face="toNumber(substring(datum.column, 5))",
+            share="datum.dice > 0 ? datum.count / datum.dice : null",
+            expected="datum.dice / 6",
+        )
+        .mark_bar()
+        .encode(
+            x=alt.X(
+                "face:O",
+                title="Face (pips)",
+                sort=[1, 2, 3, 4, 5, 6],
+                scale=alt.Scale(domain=[1, 2, 3, 4, 5, 6]),
+                axis=alt.Axis(labelAngle=0),
+            ),
+            y=alt.Y("share:Q", title="Share of dice showing the face (%)", axis=alt.Axis(format="%")),
+            tooltip=tooltip,
+        )
     )
     fair = alt.Chart().mark_rule(color="#d62728", strokeDash=[6, 3]).encode(y=alt.datum(1 / 6))
-    test = base.mark_text(align="right", baseline="top", x="width", y=4, fontSize=12).encode(
-        text="label:N"
-    ).transform_calculate(
-        label="datum.dice > 0 ? 'chi² = ' + format(datum.chi2, '.1f') + ' (5 df), p = ' + format(datum.p_value, '.2g')"
-              " + ' over ' + format(datum.dice, ',') + ' dice' : 'no dice rolled'"
+    test = (
+        base.mark_text(align="right", baseline="top", x="width", y=4, fontSize=12)
+        .encode(text="label:N")
+        .transform_calculate(
+            label="datum.dice > 0 ? 'chi² = ' + format(datum.chi2, '.1f') + ' (5 df), p = ' + format(datum.p_value, '.2g')"
+            " + ' over ' + format(datum.dice, ',') + ' dice' : 'no dice rolled'"
+        )
     )
-    return alt.layer(bars, fair, test, data=alt.Data(values=rows)).add_params(who).properties(
-        width=WIDTH,
-        height=HEIGHT,
-        title=_title("Dice faces", "Share of all dice rolled showing each face; dashed line: a fair die (1/6)"),
+    return (
+        alt.layer(bars, fair, test, data=alt.Data(values=rows))
+        .add_params(who)
+        .properties(
+            width=WIDTH,
+            height=HEIGHT,
+            title=_title("Dice faces", "Share of all dice rolled showing each face; dashed line: a fair die (1/6)"),
+        )
     )
 
 
@@ -433,8 +553,20 @@ def dispute_totals(turns: pa.Table) -> alt.LayerChart:
     and above the highest total, so no marker is cut at the edge."""
     # a turn whose ending line was lost says so ("bank (implied: the bank line is missing)")
     outcome = "outcome_label" if "outcome_label" in turns.column_names else "outcome"
-    rows = _rows(turns, ["position", "player", "turn", outcome, "claimed_points", "corrected_points",
-                         "claimed_total", "corrected_total", "codes"])
+    rows = _rows(
+        turns,
+        [
+            "position",
+            "player",
+            "turn",
+            outcome,
+            "claimed_points",
+            "corrected_points",
+            "claimed_total",
+            "corrected_total",
+            "codes",
+        ],
+    )
     for row in rows:
         row["outcome"] = row.pop(outcome)
     last = max((r["position"] for r in rows), default=1)
@@ -445,9 +577,12 @@ def dispute_totals(turns: pa.Table) -> alt.LayerChart:
         final[row["player"]] = row
     rows += [{**row, "position": last + 1, "codes": "", "outcome": "final total"} for row in final.values()]
     top = max([v for r in rows for v in (r["claimed_total"], r["corrected_total"]) if v is not None] or [1])
-    x = alt.X("position:Q", title="Turn of the game (in the order played)",
-              scale=alt.Scale(domainMin=0, domainMax=last + 1, nice=False),
-              axis=alt.Axis(format="d", tickMinStep=1))
+    x = alt.X(
+        "position:Q",
+        title="Turn of the game (in the order played)",
+        scale=alt.Scale(domainMin=0, domainMax=last + 1, nice=False),
+        axis=alt.Axis(format="d", tickMinStep=1),
+    )
     low = min([0, *(v for r in rows for v in (r["claimed_total"], r["corrected_total"]) if v is not None)])
     y_scale = alt.Scale(domainMin=low, domainMax=round(top * 1.08), nice=True)
     y_title = "Banked total after the turn (points)"
@@ -463,28 +598,49 @@ def dispute_totals(turns: pa.Table) -> alt.LayerChart:
         alt.Tooltip("codes:N", title="findings"),
     ]
     color = alt.Color("player:N", title="Player", legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=3))
-    ledger_legend = alt.Legend(title="Total", symbolType="stroke", symbolStrokeColor="#444",
-                               symbolStrokeWidth=2, symbolSize=400)
-    dash = alt.StrokeDash("ledger:O", sort=LEDGERS, scale=alt.Scale(domain=LEDGERS, range=[[6, 3], [1, 0]]),
-                          legend=ledger_legend)
-    width = alt.StrokeWidth("ledger:O", sort=LEDGERS, scale=alt.Scale(domain=LEDGERS, range=[1.6, 5]),
-                            legend=ledger_legend)
+    ledger_legend = alt.Legend(
+        title="Total", symbolType="stroke", symbolStrokeColor="#444", symbolStrokeWidth=2, symbolSize=400
+    )
+    dash = alt.StrokeDash(
+        "ledger:O", sort=LEDGERS, scale=alt.Scale(domain=LEDGERS, range=[[6, 3], [1, 0]]), legend=ledger_legend
+    )
+    width = alt.StrokeWidth(
+        "ledger:O", sort=LEDGERS, scale=alt.Scale(domain=LEDGERS, range=[1.6, 5]), legend=ledger_legend
+    )
 
     def ledger(column: str, name: str, opacity: float) -> alt.Chart:
-        return alt.Chart().transform_calculate(ledger=f"'{name}'", total=f"datum.{column}").mark_line(
-            interpolate="step-after", opacity=opacity
-        ).encode(x=x, y=alt.Y("total:Q", title=y_title, scale=y_scale), color=color, strokeDash=dash,
-                 strokeWidth=width, tooltip=tooltip)
+        return (
+            alt.Chart()
+            .transform_calculate(ledger=f"'{name}'", total=f"datum.{column}")
+            .mark_line(interpolate="step-after", opacity=opacity)
+            .encode(
+                x=x,
+                y=alt.Y("total:Q", title=y_title, scale=y_scale),
+                color=color,
+                strokeDash=dash,
+                strokeWidth=width,
+                tooltip=tooltip,
+            )
+        )
 
-    marks = alt.Chart().transform_filter(alt.datum.codes != "").mark_point(
-        shape="diamond", size=160, filled=True, color="#c0392b", opacity=0.9, clip=False
-    ).encode(x=x, y=alt.Y("claimed_total:Q", title=y_title, scale=y_scale), tooltip=tooltip)
-    return alt.layer(ledger("corrected_total", "by the dice", 0.45), ledger("claimed_total", "claimed", 1.0), marks,
-                     data=alt.Data(values=rows)).properties(
+    marks = (
+        alt.Chart()
+        .transform_filter(alt.datum.codes != "")
+        .mark_point(shape="diamond", size=160, filled=True, color="#c0392b", opacity=0.9, clip=False)
+        .encode(x=x, y=alt.Y("claimed_total:Q", title=y_title, scale=y_scale), tooltip=tooltip)
+    )
+    return alt.layer(
+        ledger("corrected_total", "by the dice", 0.45),
+        ledger("claimed_total", "claimed", 1.0),
+        marks,
+        data=alt.Data(values=rows),
+    ).properties(
         width=WIDTH + 140,
         height=HEIGHT,
-        title=_title("Totals turn by turn",
-                     "By the dice (wide, pale) and as claimed (dashed, on top); red diamonds: turns with findings"),
+        title=_title(
+            "Totals turn by turn",
+            "By the dice (wide, pale) and as claimed (dashed, on top); red diamonds: turns with findings",
+        ),
     )
 
 

@@ -7,6 +7,7 @@ grid, findings by code and period, the most disputed games and the turn-by-turn 
 detailed games), written the same way and resolved against the stats models by name. Python
 only picks rows to show (top players, top games) and turns Arrow tables into chart data.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -117,8 +118,7 @@ def gather(
             if not found or found[0] == 0:
                 raise GameNotFound(f"{ds.path}: no game {dispute_game!r} in this dataset")
         judged = has_choice_states(con)
-        stats = {name: run(con, f"rpt_{name}", models) for name in TABLE_NAMES
-                 if judged or name not in QUALITY_TABLES}
+        stats = {name: run(con, f"rpt_{name}", models) for name in TABLE_NAMES if judged or name not in QUALITY_TABLES}
         report = {name: run(con, f"rpt_report_{name}", models) for name in REPORT_TABLES}
         detailed = [dispute_game] if dispute_game is not None else []
         detailed += [g for g in report["disputed_games"].column("game_id").to_pylist() if g not in detailed]

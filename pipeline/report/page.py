@@ -13,6 +13,7 @@ or script); a violation would be written into #csp-violations. Everything from t
 (player names, game ids, messages) is HTML-escaped, and JSON in script tags has <, > and &
 escaped, so a hostile name cannot end a script.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -172,8 +173,13 @@ def overview(data: ReportData) -> str:
             period = f"{fmt_ts(o['first_ts'])} (every event within a minute)"
         else:
             days = seconds / 86400
-            span = (f"{days:,.1f} days" if days >= 1 else f"{days * 24:,.1f} hours" if seconds >= 3600
-                    else f"{seconds / 60:,.0f} minutes")
+            span = (
+                f"{days:,.1f} days"
+                if days >= 1
+                else f"{days * 24:,.1f} hours"
+                if seconds >= 3600
+                else f"{seconds / 60:,.0f} minutes"
+            )
             period = f"{fmt_ts(o['first_ts'])} to {fmt_ts(o['last_ts'])} ({span})"
         if o["games_without_time"]:
             period += f"; {fmt_int(o['games_without_time'])} games without timestamps"
@@ -280,8 +286,10 @@ def leaderboard(data: ReportData) -> str:
     if players.num_rows > len(shown):
         more = f'<p class="note">Showing the {len(shown)} players with the most wins of {players.num_rows:,}.</p>'
     if overall and (overall[0]["wins"] or 0) > (overall[0]["games"] or 0):
-        more += (f'<p class="note ties">Wins add up to {fmt_int(overall[0]["wins"])} over '
-                 f'{plural(overall[0]["games"], "game")}: a tied game counts as a win for each tied player.</p>')
+        more += (
+            f'<p class="note ties">Wins add up to {fmt_int(overall[0]["wins"])} over '
+            f'{plural(overall[0]["games"], "game")}: a tied game counts as a win for each tied player.</p>'
+        )
     return (
         '<div class="scroll"><table class="sortable leaderboard">'
         f'<thead><tr><th data-sort="text">player</th>{head}</tr></thead>'
@@ -402,8 +410,10 @@ def _roll_html(roll: dict) -> str:
     value = esc(fmt_int(claimed))
     cls = "roll"
     if claimed != worth:  # the claim is struck through, what the dice were worth is not
-        value = (f'claimed <span class="wrong">{esc(fmt_int(claimed))}</span>, '
-                 f'<span class="worth">worth {esc(fmt_int(worth))}</span>')
+        value = (
+            f'claimed <span class="wrong">{esc(fmt_int(claimed))}</span>, '
+            f'<span class="worth">worth {esc(fmt_int(worth))}</span>'
+        )
         cls += " off"
     return f'<div class="{cls}">{esc(dice)} → kept <b>{esc(dice_text(roll["kept"]))}</b>: {value}</div>'
 
@@ -415,9 +425,7 @@ def _points(claimed: Any, corrected: Any) -> str:
 
 
 def _finding_html(f: dict) -> str:
-    return (
-        f'<div class="finding {esc(f["severity"])}"><code>{esc(f["code"])}</code> {esc(f["message"])}</div>'
-    )
+    return f'<div class="finding {esc(f["severity"])}"><code>{esc(f["code"])}</code> {esc(f["message"])}</div>'
 
 
 def turns_table(turns: list[dict], caption: str) -> str:
@@ -470,20 +478,26 @@ def game_detail(data: ReportData, game_id: str, full: bool) -> str:
     if loose:
         parts.append("<h4>Findings about the whole game</h4>" + "".join(_finding_html(f) for f in loose))
     if full:
-        parts.append("<h4>Turn by turn</h4>" + turns_table(
-            turns,
-            "One row per turn, in the order played: every roll's dice, what was kept and the points claimed "
-            "for it (with what the dice were worth where they differ), then the turn's points and the banked "
-            "total, claimed → by the dice. Rows with findings are highlighted.",
-        ))
+        parts.append(
+            "<h4>Turn by turn</h4>"
+            + turns_table(
+                turns,
+                "One row per turn, in the order played: every roll's dice, what was kept and the points claimed "
+                "for it (with what the dice were worth where they differ), then the turn's points and the banked "
+                "total, claimed → by the dice. Rows with findings are highlighted.",
+            )
+        )
     else:
         flagged = [t for t in turns if t["finding_list"]]
         if flagged:
-            parts.append("<h4>Turns with findings</h4>" + turns_table(
-                flagged,
-                "Only the turns with findings; write the whole timeline with "
-                f"`farkle-logs report {data.dataset} --game {game_id} -o game.html`.",
-            ))
+            parts.append(
+                "<h4>Turns with findings</h4>"
+                + turns_table(
+                    flagged,
+                    "Only the turns with findings; write the whole timeline with "
+                    f"`farkle-logs report {data.dataset} --game {game_id} -o game.html`.",
+                )
+            )
     return "".join(parts)
 
 
@@ -541,62 +555,111 @@ def figures(data: ReportData) -> dict[str, list[Figure | str]]:
     undated = pc.sum(pc.if_else(pc.is_null(periods["period"]), periods["findings"], 0)).as_py() or 0
     over_time = HOW_TO_READ["findings_over_time"].replace("each period", f"each {unit}")
     if undated:
-        over_time += (f" {plural(undated, 'finding')} with no time (a line of no game, or a game without "
-                      f"timestamps) {'is' if undated == 1 else 'are'} counted by code above but not here.")
+        over_time += (
+            f" {plural(undated, 'finding')} with no time (a line of no game, or a game without "
+            f"timestamps) {'is' if undated == 1 else 'are'} counted by code above but not here."
+        )
 
     def figure(chart_id: str, has_data: bool, build: Callable[[], alt.TopLevelMixin], how: str) -> Figure | str:
         return Figure(chart_id, build(), how) if has_data else NOTHING_TO_CHART[chart_id]
 
     out: dict[str, list[Figure | str]] = {
-        "bust": [figure("bust", _has_rows(stats["bust_rate_by_dice_left"]),
-                        lambda: charts.bust_rate(stats["bust_rate_by_dice_left"], data.players), HOW_TO_READ["bust"])],
-        "turns": [figure("turns", _has_rows(stats["turn_value_buckets"]),
-                         lambda: charts.turn_value(stats["turn_value_buckets"], stats["turn_value"], data.players),
-                         HOW_TO_READ["turns"])],
-        "decisions": [figure("decisions", _has_rows(report["bank_heatmap"]),
-                             lambda: charts.bank_heatmap(report["bank_heatmap"]), HOW_TO_READ["decisions"])],
-        "quality": [
-            figure("quality_state", _has_rows(stats["decision_loss_by_state"]),
-                   lambda: charts.decision_loss(stats["decision_loss_by_state"]), HOW_TO_READ["quality_state"]),
-            Figure("quality_players", charts.players_by_loss(stats["decision_quality"], data.players),
-                   HOW_TO_READ["quality_players"]),
-        ] if "decision_quality" in stats and _has_rows(stats["decision_loss_by_state"]) else [],
-        "findings": [
-            figure("findings_by_code", _has_rows(report["findings_by_code"]),
-                   lambda: charts.findings_by_code(report["findings_by_code"]), HOW_TO_READ["findings_by_code"]),
-            figure("findings_over_time", _has_rows(periods, "period"),
-                   lambda: charts.findings_over_time(periods, unit), over_time),
+        "bust": [
+            figure(
+                "bust",
+                _has_rows(stats["bust_rate_by_dice_left"]),
+                lambda: charts.bust_rate(stats["bust_rate_by_dice_left"], data.players),
+                HOW_TO_READ["bust"],
+            )
         ],
-        "dice": [figure("dice", _has_rows(stats["dice_fairness"]),
-                        lambda: charts.dice_faces(stats["dice_fairness"], data.players), HOW_TO_READ["dice"])],
+        "turns": [
+            figure(
+                "turns",
+                _has_rows(stats["turn_value_buckets"]),
+                lambda: charts.turn_value(stats["turn_value_buckets"], stats["turn_value"], data.players),
+                HOW_TO_READ["turns"],
+            )
+        ],
+        "decisions": [
+            figure(
+                "decisions",
+                _has_rows(report["bank_heatmap"]),
+                lambda: charts.bank_heatmap(report["bank_heatmap"]),
+                HOW_TO_READ["decisions"],
+            )
+        ],
+        "quality": [
+            figure(
+                "quality_state",
+                _has_rows(stats["decision_loss_by_state"]),
+                lambda: charts.decision_loss(stats["decision_loss_by_state"]),
+                HOW_TO_READ["quality_state"],
+            ),
+            Figure(
+                "quality_players",
+                charts.players_by_loss(stats["decision_quality"], data.players),
+                HOW_TO_READ["quality_players"],
+            ),
+        ]
+        if "decision_quality" in stats and _has_rows(stats["decision_loss_by_state"])
+        else [],
+        "findings": [
+            figure(
+                "findings_by_code",
+                _has_rows(report["findings_by_code"]),
+                lambda: charts.findings_by_code(report["findings_by_code"]),
+                HOW_TO_READ["findings_by_code"],
+            ),
+            figure(
+                "findings_over_time",
+                _has_rows(periods, "period"),
+                lambda: charts.findings_over_time(periods, unit),
+                over_time,
+            ),
+        ],
+        "dice": [
+            figure(
+                "dice",
+                _has_rows(stats["dice_fairness"]),
+                lambda: charts.dice_faces(stats["dice_fairness"], data.players),
+                HOW_TO_READ["dice"],
+            )
+        ],
     }
     return out
 
 
 def section_bodies(data: ReportData, figs: dict[str, list[Figure | str]]) -> dict[str, str]:
     def charts_of(section: str) -> str:
-        return "".join(figure_html(f) if isinstance(f, Figure) else f'<p class="note">{esc(f)}</p>'
-                       for f in figs.get(section, []))
+        return "".join(
+            figure_html(f) if isinstance(f, Figure) else f'<p class="note">{esc(f)}</p>' for f in figs.get(section, [])
+        )
 
     if data.report["overview"].to_pylist()[0]["games"] == 0:
         return {"overview": overview(data)}
-    quality_missing = ('<p class="notes">This dataset was written before rolls and decisions carried the corrected '
-                       "turn state choices are judged in: ingest the logs again for this section.</p>")
+    quality_missing = (
+        '<p class="notes">This dataset was written before rolls and decisions carried the corrected '
+        "turn state choices are judged in: ingest the logs again for this section.</p>"
+    )
     if data.dispute_game is not None:
         return {
             "overview": overview(data),
             "dispute": charts_of("dispute") + game_detail(data, data.dispute_game, full=True),
             "players": leaderboard(data),
-            "quality": (quality_note(data) + blunders_table(data)
-                        if "decision_quality" in data.stats else quality_missing),
+            "quality": (
+                quality_note(data) + blunders_table(data) if "decision_quality" in data.stats else quality_missing
+            ),
         }
     return {
         "overview": overview(data),
         "bust": charts_of("bust") + picker_note(data),
         "turns": charts_of("turns"),
         "decisions": charts_of("decisions"),
-        "quality": (quality_note(data) + charts_of("quality") + picker_note(data) + blunders_table(data)
-                    if "decision_quality" in data.stats else quality_missing),
+        "quality": (
+            quality_note(data) + charts_of("quality") + picker_note(data) + blunders_table(data)
+            if "decision_quality" in data.stats
+            else quality_missing
+        ),
         "players": leaderboard(data),
         "findings": charts_of("findings") + disputed_games(data) + detailed_games_html(data),
         "dice": charts_of("dice") + fairness_table(data),
@@ -633,8 +696,7 @@ def render(data: ReportData, title: str, bundle: str, generated: dt.datetime | N
 
 
 def dispute_heading(data: ReportData) -> str:
-    return (f'<p class="lead">Dispute view of game <b>{esc(data.dispute_game)}</b>: this page covers that game '
-            "only.</p>")
+    return f'<p class="lead">Dispute view of game <b>{esc(data.dispute_game)}</b>: this page covers that game only.</p>'
 
 
 STYLE = """

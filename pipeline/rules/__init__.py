@@ -3,6 +3,7 @@
 Pure: nothing in this package touches files, the network or the clock, so replay, the
 simulator and the SQL stats can all trust it and tests can call it directly.
 """
+
 from pipeline.rules.ruleset import BUILTIN_RULESETS, KNOB_NAMES, Ruleset, RulesetError
 from pipeline.rules.scoring import (
     Keep,

@@ -1,4 +1,5 @@
 """Human-readable summaries of a ruleset: its scoring table and odds, for `rules show`."""
+
 from __future__ import annotations
 
 from fractions import Fraction

@@ -1,4 +1,5 @@
 """Exact farkle odds, by enumerating every one of the 6^n ordered rolls."""
+
 from __future__ import annotations
 
 from fractions import Fraction

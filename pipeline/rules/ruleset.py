@@ -5,6 +5,7 @@ three use the same names, so one parser serves them all. Every rejection raises
 `RulesetError` naming the knob and what it accepts, because a user fixing a ruleset file
 needs to know which line to change.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -86,22 +87,16 @@ class Ruleset:
         if isinstance(value, Ruleset):
             return value
         if not isinstance(value, Mapping):
-            raise RulesetError(
-                f"rules must be a ruleset name or an object, not {type(value).__name__}"
-            )
+            raise RulesetError(f"rules must be a ruleset name or an object, not {type(value).__name__}")
         overrides = dict(value)
         base_name = overrides.pop("base", "standard")
         if not isinstance(base_name, str):
-            raise RulesetError(
-                f"knob 'base' must be a built-in ruleset name ({', '.join(BUILTIN_RULESETS)})"
-            )
+            raise RulesetError(f"knob 'base' must be a built-in ruleset name ({', '.join(BUILTIN_RULESETS)})")
         base = cls.builtin(base_name)
         knobs = {}
         for name, raw in overrides.items():
             if name not in KNOB_NAMES:
-                raise RulesetError(
-                    f"unknown knob {_show(name)}: knobs are base, {', '.join(KNOB_NAMES)}"
-                )
+                raise RulesetError(f"unknown knob {_show(name)}: knobs are base, {', '.join(KNOB_NAMES)}")
             knobs[name] = _validate_knob(name, raw)
         return dataclasses.replace(base, base=base_name, **knobs)
 
@@ -157,9 +152,7 @@ class Ruleset:
         return factor * triple
 
 
-KNOB_NAMES: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(Ruleset) if f.name != "base"
-)
+KNOB_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Ruleset) if f.name != "base")
 
 # rules.md, "Values": these combination knobs may be null (not a combination); the lone 1,
 # the lone 5 and three 1s may not (0 is how a table switches them off).
@@ -194,16 +187,13 @@ def _validate_knob(name: str, value: Any) -> Any:
             return None
         number = _as_int(value)
         if number is None or number < 0:
-            raise RulesetError(
-                f"knob {name!r} must be an integer >= 0 or null (not a combination), got {_show(value)}"
-            )
+            raise RulesetError(f"knob {name!r} must be an integer >= 0 or null (not a combination), got {_show(value)}")
         return _at_most(f"knob {name!r}", number, UPPER_BOUNDS.get(name, MAX_POINTS), value)
     if name in _COMBINATION_POINTS:
         number = _as_int(value)
         if number is None or number < 0:
             raise RulesetError(
-                f"knob {name!r} must be an integer >= 0 (0: not a combination; null is not "
-                f"allowed), got {_show(value)}"
+                f"knob {name!r} must be an integer >= 0 (0: not a combination; null is not allowed), got {_show(value)}"
             )
         return _at_most(f"knob {name!r}", number, UPPER_BOUNDS.get(name, MAX_POINTS), value)
     if name in _POINTS:
@@ -218,9 +208,7 @@ def _validate_knob(name: str, value: Any) -> Any:
         return _at_most(f"knob {name!r}", number, UPPER_BOUNDS.get(name, MAX_POINTS), value)
     if name == "n_of_a_kind":
         if value not in N_OF_A_KIND_MODES:
-            raise RulesetError(
-                f"knob 'n_of_a_kind' must be one of {', '.join(N_OF_A_KIND_MODES)}, got {_show(value)}"
-            )
+            raise RulesetError(f"knob 'n_of_a_kind' must be one of {', '.join(N_OF_A_KIND_MODES)}, got {_show(value)}")
         return value
     if name == "split_kinds":
         if not isinstance(value, bool):

@@ -6,6 +6,7 @@ memoised per ruleset; it works for any number of dice, because the auditor score
 union of dice kept over several rolls when it checks for cross-roll melds. Bulk callers
 should use `pipeline.rules.table` instead, which precomputes every keep of up to six dice.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

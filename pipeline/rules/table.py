@@ -5,6 +5,7 @@ run. There are only 923 non-empty multisets of up to six dice, so each ruleset's
 are computed once and looked up by an integer key: one decimal digit per face count
 (c1 c2 c3 c4 c5 c6), which needs no sorting and joins fast in SQL.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -4,6 +4,7 @@
 injection rate it corrupts a share of games with exactly one error each and writes the
 ground truth to a manifest (see inject.py and docs/simulate.md).
 """
+
 from pipeline.simulate.bots import BOT_NAMES, BOTS, DEFAULT_BOTS
 from pipeline.simulate.check import check_game
 from pipeline.simulate.game import game_id, play_game

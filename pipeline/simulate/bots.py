@@ -8,6 +8,7 @@ on instead), and in the final round bank only once ahead of everyone (a bot with
 `settles_for_tie` banks on a tie too). The strategies differ on purpose, so stats can tell
 them apart by their bank-vs-roll rates.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

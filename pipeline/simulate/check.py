@@ -8,6 +8,7 @@ anything else is rejected and another one tried). It is deliberately separate fr
 Input: the game's events as dicts in log order (valid events only; bad lines and events of
 other games are the caller's business). Output: `(event index, code)` pairs in order.
 """
+
 from __future__ import annotations
 
 from itertools import combinations
@@ -76,8 +77,10 @@ def check_game(events: list[dict[str, Any]], default_rules: Ruleset | None = Non
     if not events or events[0].get("type") != "game_start":
         return [(i, "unknown_game") for i in range(len(events))]
     start = events[0]
-    rules = Ruleset.from_value(start["rules"]) if start.get("rules") is not None else (
-        default_rules or Ruleset.builtin("standard")
+    rules = (
+        Ruleset.from_value(start["rules"])
+        if start.get("rules") is not None
+        else (default_rules or Ruleset.builtin("standard"))
     )
     tabs = dice_tables(rules)
     players = list(start["players"])
@@ -142,8 +145,14 @@ def check_game(events: list[dict[str, Any]], default_rules: Ruleset | None = Non
         if typ in TURN_TYPES and (over or ended):
             out.append((i, codes[0] if codes else "play_after_game_over"))
             continue
-        lost = (typ == "roll" and turn_open and e["player"] in seat and seat[e["player"]] != tp
-                and len(e["dice"]) == 6 and (phase == "kept" or (phase == "rolled" and missed)))
+        lost = (
+            typ == "roll"
+            and turn_open
+            and e["player"] in seat
+            and seat[e["player"]] != tp
+            and len(e["dice"]) == 6
+            and (phase == "kept" or (phase == "rolled" and missed))
+        )
         if lost:
             lost_end()
             missed = False

@@ -5,6 +5,7 @@ rolling costs a single call to `random()` whatever n is. Everything a bot needs 
 a roll (is it a farkle, which keep each keep style picks and what that keep is worth) is
 computed once per ruleset from `pipeline.rules.score_table` and looked up by that integer.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -76,8 +77,7 @@ class DiceTables:
             [counts_key(_counts(faces)) for faces in rolls[n]] for n in range(1, 7)
         )
         self.choice: dict[str, tuple[list, ...]] = {
-            style: ([],) + tuple([by_key[k][style] for k in self.keys[n]] for n in range(1, 7))
-            for style in KEEP_STYLES
+            style: ([],) + tuple([by_key[k][style] for k in self.keys[n]] for n in range(1, 7)) for style in KEEP_STYLES
         }
         self.value = value  # counts key -> value when every die scores, else None
         self.farkle = table.farkle  # counts key -> True when the dice score nothing

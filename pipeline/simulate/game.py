@@ -6,6 +6,7 @@ round after `target`, ties. Farkle events carry `total` exactly when the ruleset
 farkle penalty. The loop is written for speed (one `random()` per roll, table lookups,
 locals only); everything it needs per ruleset is prebuilt in `dice.DiceTables`.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -173,7 +174,16 @@ def play_game(
                 day = t // 86400
                 prefix, day_end = _day(day), (day + 1) * 86400
             seq += 1
-            app({"game_id": gid, "seq": seq, "ts": prefix + hms[t - day_end + 86400], "type": "roll", "player": name, "dice": rolls[left][idx]})
+            app(
+                {
+                    "game_id": gid,
+                    "seq": seq,
+                    "ts": prefix + hms[t - day_end + 86400],
+                    "type": "roll",
+                    "player": name,
+                    "dice": rolls[left][idx],
+                }
+            )
             c = ch[left][idx]
             t += 1 + (idx & 7)
             if t >= day_end:
@@ -210,7 +220,9 @@ def play_game(
                     mine = totals[p] + bpts
                     bank = mine > best or (mine == best and tie_ok[p])
             if bank:
-                app({"game_id": gid, "seq": seq, "ts": ts, "type": "keep", "player": name, "dice": b[0], "points": b[1]})
+                app(
+                    {"game_id": gid, "seq": seq, "ts": ts, "type": "keep", "player": name, "dice": b[0], "points": b[1]}
+                )
                 totals[p] += bpts
                 opened[p] = True
                 streak[p] = 0
@@ -219,7 +231,17 @@ def play_game(
                     day = t // 86400
                     prefix, day_end = _day(day), (day + 1) * 86400
                 seq += 1
-                app({"game_id": gid, "seq": seq, "ts": prefix + hms[t - day_end + 86400], "type": "bank", "player": name, "points": bpts, "total": totals[p]})
+                app(
+                    {
+                        "game_id": gid,
+                        "seq": seq,
+                        "ts": prefix + hms[t - day_end + 86400],
+                        "type": "bank",
+                        "player": name,
+                        "points": bpts,
+                        "total": totals[p],
+                    }
+                )
                 break
             kdice, kval, kn = c
             pts += kval

@@ -15,6 +15,7 @@ Every candidate edit is then read back by `check.check_game` (an independent rea
 findings rules); a site whose edit would give any other finding (say, an inflated total that
 moves the final round) is rejected and another site tried, so the manifest never lies.
 """
+
 from __future__ import annotations
 
 import random
@@ -321,8 +322,12 @@ def inj_wrong_player(ev, ctx):
         turn = rng.choice(turns)
         # not a six-dice roll after a keep: under another player's name that reads as a lost
         # turn end (missing_turn_end), not as a mislabelled roll
-        inside = [k for k in range(turn.start + 1, turn.end + 1) if ev[k]["type"] != "bank"
-                  and not (ev[k]["type"] == "roll" and len(ev[k]["dice"]) == 6 and ev[k - 1]["type"] == "keep")]
+        inside = [
+            k
+            for k in range(turn.start + 1, turn.end + 1)
+            if ev[k]["type"] != "bank"
+            and not (ev[k]["type"] == "roll" and len(ev[k]["dice"]) == 6 and ev[k - 1]["type"] == "keep")
+        ]
         if not inside:
             return None
         k = rng.choice(inside)
@@ -465,11 +470,13 @@ def inj_cross_roll_meld(ev, ctx):
         bank["points"] = claim
         recompute(ev, ctx)
         union = sorted(d for i in s for d in keeps[i][0])
-        return [Planted(bank, "cross_roll_meld", f"bank counts {_show(union)} from {len(s)} rolls as one meld ({together})")]
+        return [
+            Planted(bank, "cross_roll_meld", f"bank counts {_show(union)} from {len(s)} rolls as one meld ({together})")
+        ]
     j = rng.randrange(1, len(keeps))
     dice, own = keeps[j]
     options = []
-    for s, together, apart in meld_subsets(keeps[:j] + [keeps[j]], rules, 2):
+    for s, together, _apart in meld_subsets(keeps[:j] + [keeps[j]], rules, 2):
         if j not in s:
             continue
         earlier = [i for i in s if i != j]
@@ -485,7 +492,13 @@ def inj_cross_roll_meld(ev, ctx):
     _set_bank_to_claims(ev, turn)
     recompute(ev, ctx)
     union = sorted(d for i in earlier + [j] for d in keeps[i][0])
-    return [Planted(ev[k], "cross_roll_meld", f"keep {_show(dice)} claimed {claim}: {_show(union)} over {len(earlier) + 1} rolls scored as one ({together})")]
+    return [
+        Planted(
+            ev[k],
+            "cross_roll_meld",
+            f"keep {_show(dice)} claimed {claim}: {_show(union)} over {len(earlier) + 1} rolls scored as one ({together})",
+        )
+    ]
 
 
 DELTAS = (50, -50, 100, -100, 150, 200, -200, 500, 1000)
@@ -525,7 +538,15 @@ def _cut_to_bank(ev, ctx, turn: Turn, j: int) -> dict:
     """Turn ends with a bank right after its j-th keep (claims so far)."""
     k = turn.keeps[j]
     points = sum(ev[i]["points"] for i in turn.keeps[: j + 1])
-    bank = {"game_id": ctx.gid, "seq": 0, "ts": ev[k + 1]["ts"], "type": "bank", "player": turn.player, "points": points, "total": 0}
+    bank = {
+        "game_id": ctx.gid,
+        "seq": 0,
+        "ts": ev[k + 1]["ts"],
+        "type": "bank",
+        "player": turn.player,
+        "points": points,
+        "total": 0,
+    }
     ev[k + 1 : turn.end + 1] = [bank]
     recompute(ev, ctx)
     return bank
@@ -675,8 +696,11 @@ def lost_end_sites(ev) -> list[Turn]:
     """Turns whose ending line can be dropped so that the next line reveals it (log-format.md,
     "a lost turn end"): the next turn starts right after with a six-dice roll by another player."""
     turns = turns_of(ev)
-    return [t for t, nxt in zip(turns, turns[1:])
-            if nxt.start == t.end + 1 and nxt.player != t.player and len(ev[nxt.start]["dice"]) == 6]
+    return [
+        t
+        for t, nxt in zip(turns, turns[1:])
+        if nxt.start == t.end + 1 and nxt.player != t.player and len(ev[nxt.start]["dice"]) == 6
+    ]
 
 
 def _drop_turn_end(ev, ctx) -> tuple[dict, Turn, dict]:

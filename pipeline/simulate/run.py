@@ -1,4 +1,5 @@
 """`simulate()`: play N games and stream them out, optionally with injected errors + manifest."""
+
 from __future__ import annotations
 
 import csv

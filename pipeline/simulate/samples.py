@@ -6,6 +6,7 @@ Every file comes from the simulator with a fixed seed, so the set can be rebuilt
 byte (a test checks that the committed files are what this module writes). What each file
 shows and what the audit must find in it is in sample_logs/README.md.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -96,19 +97,22 @@ def _bad_lines() -> tuple[bytes, list[dict]]:
     no_points = {k: v for k, v in events[keep_at].items() if k != "points"}
     cut = encode(events[9])[:47]
     inserts = sorted(
-        [(keep_at, encode(no_points), "bad_event", "keep without 'points'"),
-         (roll_at, encode(seven), "bad_event", "a die of 7"),
-         (9, cut, "bad_json", "a line cut off mid-write")],
+        [
+            (keep_at, encode(no_points), "bad_event", "keep without 'points'"),
+            (roll_at, encode(seven), "bad_event", "a die of 7"),
+            (9, cut, "bad_json", "a line cut off mid-write"),
+        ],
         reverse=True,
     )
     expected = []
-    for at, raw, code, what in inserts:
+    for at, raw, _code, _what in inserts:
         lines.insert(at, raw)
-    for at, raw, code, what in inserts:
+    for _at, raw, code, what in inserts:
         line = lines.index(raw) + 1
         obj = None if code == "bad_json" else json.loads(raw)
-        expected.append({"line": line, "code": code, "what": what,
-                         "game_id": obj and obj["game_id"], "seq": obj and obj["seq"]})
+        expected.append(
+            {"line": line, "code": code, "what": what, "game_id": obj and obj["game_id"], "seq": obj and obj["seq"]}
+        )
     return b"\n".join(lines) + b"\n", sorted(expected, key=lambda r: r["line"])
 
 
@@ -139,8 +143,7 @@ def build(directory: Path) -> dict[str, object]:
         "disputed_game.jsonl": rows,
         "disputed_winner": {"claimed": items[-1]["winner"], "corrected": clean[-1]["winner"]},
         "bad_lines.jsonl": bad_expected,
-        "split_game": {"game_id": split[0]["game_id"], "part1_last_seq": split[cut - 1]["seq"],
-                       "part1_lines": cut},
+        "split_game": {"game_id": split[0]["game_id"], "part1_last_seq": split[cut - 1]["seq"], "part1_lines": cut},
     }
 
 

@@ -4,6 +4,7 @@ Games are encoded whole with msgspec (`encode_lines`) and written in ~1 MiB chun
 does not grow with the number of games. Gzip output has no name and mtime 0 in its header,
 so the same seed gives the same bytes.
 """
+
 from __future__ import annotations
 
 import gzip

@@ -9,6 +9,7 @@ stored ruleset texts, builds the exact-odds table with the rules engine and bind
 The report command draws the same tables through `compute` (or `session` + `run` for a model
 of its own).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -160,6 +161,7 @@ def compute(
     decisions-quality), keyed by table name (SECTIONS).
     `blunder_threshold`: expected points a choice must give up to count as a blunder."""
     tables, with_odds, with_policy = plan_sections(sections)
-    with session(dataset, filters, with_odds=with_odds, with_policy=with_policy,
-                 blunder_threshold=blunder_threshold) as con:
+    with session(
+        dataset, filters, with_odds=with_odds, with_policy=with_policy, blunder_threshold=blunder_threshold
+    ) as con:
         return {t: run(con, f"rpt_{t}") for t in tables}

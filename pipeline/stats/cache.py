@@ -14,6 +14,7 @@ A ruleset the solver does not solve (past its state budget, pipeline.strategy.so
 never cached: asking the solver again costs only its budget check, and that check is what
 records the refusal the commands print (`refusals`), on every run.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -5,6 +5,7 @@ This is not ingest: nothing is checked or derived, so a test controls every figu
 The layout is the simplest the format allows: one snapshot whose manifest sits in the
 dataset directory itself (`_current.json` names `manifest.json`), tables in `<table>/`.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,15 @@ def write_manifest(root: Path, **extra: Any) -> None:
     Call it again after adding or removing files."""
     root.mkdir(parents=True, exist_ok=True)
     tables = {t: sorted(p.relative_to(root / t).as_posix() for p in (root / t).rglob("*.parquet")) for t in TABLES}
-    manifest = {"format": FORMAT, "dataset_version": DATASET_VERSION, "snapshot": 1, "tables": tables,
-                "files": [], "ingests": [], **extra}
+    manifest = {
+        "format": FORMAT,
+        "dataset_version": DATASET_VERSION,
+        "snapshot": 1,
+        "tables": tables,
+        "files": [],
+        "ingests": [],
+        **extra,
+    }
     (root / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     (root / POINTER).write_text(json.dumps(Pointer(1, MANIFEST).to_json()) + "\n", encoding="utf-8")
 

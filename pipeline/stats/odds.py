@@ -9,6 +9,7 @@ result only changes with the engine; so results are kept in a small JSON file of
 cache (pipeline.stats.cache: where it lives, how to turn it off) keyed by a hash of the
 engine's source files (`pipeline/rules/*.py`) and the ruleset's scoring knobs.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -107,8 +108,14 @@ def exact_odds_table(ruleset_texts: list[str | None]) -> pa.Table:
             readable[text] = rules
     odds = farkle_odds(list(readable.values()))
     rows = [
-        {"ruleset": text, "ruleset_name": rules.name, "dice": dice, "farkle_num": p.numerator,
-         "farkle_den": p.denominator, "farkle_prob": float(p)}
+        {
+            "ruleset": text,
+            "ruleset_name": rules.name,
+            "dice": dice,
+            "farkle_num": p.numerator,
+            "farkle_den": p.denominator,
+            "farkle_prob": float(p),
+        }
         for text, rules in readable.items()
         for dice, p in enumerate(odds[rules], start=1)
     ]

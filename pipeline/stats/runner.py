@@ -19,6 +19,7 @@ DuckDB runs with a memory limit (MEMORY_LIMIT; `FARKLE_LOGS_DUCKDB_MEMORY` overr
 spills what does not fit to a temporary directory of its own, removed by `close`: judging
 the 15 M choices of a 20 M-event dataset would otherwise take several GiB.
 """
+
 from __future__ import annotations
 
 import os
@@ -55,11 +56,7 @@ class Model:
 @cache
 def load_models(sql_dir: Path = SQL_DIR) -> dict[str, Model]:
     """Every model of `sql_dir`, with the other models each one names."""
-    texts = {
-        p.stem: p.read_text(encoding="utf-8")
-        for p in sorted(sql_dir.glob("*.sql"))
-        if p.stem != MACROS
-    }
+    texts = {p.stem: p.read_text(encoding="utf-8") for p in sorted(sql_dir.glob("*.sql")) if p.stem != MACROS}
     models = {}
     for name, text in texts.items():
         code = _strip_comments(text)
@@ -108,16 +105,19 @@ def connect(dataset: Dataset) -> duckdb.DuckDBPyConnection:
     setting = os.environ.get("FARKLE_LOGS_DUCKDB_MEMORY", "").strip()
     spill = tempfile.mkdtemp(prefix="farkle-logs-duckdb-")
     try:
-        con = duckdb.connect(config={
-            "memory_limit": setting or MEMORY_LIMIT,
-            "temp_directory": spill,
-            "preserve_insertion_order": False,  # every report orders its rows itself
-        })
+        con = duckdb.connect(
+            config={
+                "memory_limit": setting or MEMORY_LIMIT,
+                "temp_directory": spill,
+                "preserve_insertion_order": False,  # every report orders its rows itself
+            }
+        )
     except duckdb.Error:
         shutil.rmtree(spill, ignore_errors=True)
         if setting:  # the user's setting, not a bug: exit 2 in one line
-            raise InputError(f"FARKLE_LOGS_DUCKDB_MEMORY={setting}",
-                             "not a memory size DuckDB reads (such as 600MB or 2GB)") from None
+            raise InputError(
+                f"FARKLE_LOGS_DUCKDB_MEMORY={setting}", "not a memory size DuckDB reads (such as 600MB or 2GB)"
+            ) from None
         raise
     try:
         con.execute("set enable_progress_bar = false")  # DuckDB's own bar on stderr: not ours to print

@@ -5,6 +5,7 @@ for every (turn points, dice left, opened) state, the value of every legal keep 
 the loss of any decision. It is a single-turn model (`MODEL_NOTE`): farkle penalties and the
 race to the target are outside it.
 """
+
 from pipeline.strategy.play import Decision, PolicyBot, Turn
 from pipeline.strategy.solver import (
     BANK,

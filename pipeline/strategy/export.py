@@ -1,4 +1,5 @@
 """The solved (points, dice_left, opened) table as Arrow, so SQL can join decisions to it."""
+
 from __future__ import annotations
 
 import json

@@ -24,6 +24,7 @@ ruleset's grid, and the bank-or-roll follows such a keep with the turn points an
 it implies. Anything else (a keep after a bust, a second keep from one roll, a ruleset the
 solver cannot read) is "not judged".
 """
+
 from __future__ import annotations
 
 import json
@@ -231,8 +232,22 @@ def judge_game(policy: Policy | None, rolls: Sequence, decisions: Sequence) -> l
             judgement = judge_keep(policy, r.points_before, r.dice, r.kept, r.opened)
             info = (r.points_before + outcome[0], outcome[1])
         keep_info[r.seq] = info
-        out.append(Judged("keep", r.game_id, r.seq, r.player, r.turn, r.points_before, r.dice_count,
-                          r.opened, show_dice(r.dice), show_dice(r.kept), judgement, why))
+        out.append(
+            Judged(
+                "keep",
+                r.game_id,
+                r.seq,
+                r.player,
+                r.turn,
+                r.points_before,
+                r.dice_count,
+                r.opened,
+                show_dice(r.dice),
+                show_dice(r.kept),
+                judgement,
+                why,
+            )
+        )
     for d in decisions:
         earlier = [r for r in by_turn.get((d.player, d.turn), []) if r.seq < d.seq]
         last = earlier[-1] if earlier else None
@@ -246,8 +261,22 @@ def judge_game(policy: Policy | None, rolls: Sequence, decisions: Sequence) -> l
             why = "turn points or dice left do not follow from the keep"
         else:
             judgement = judge_action(policy, d.turn_points_corrected, d.dice_left, d.opened, d.choice)
-        out.append(Judged("action", d.game_id, d.seq, d.player, d.turn, d.turn_points_corrected, d.dice_left,
-                          d.opened, None, d.choice, judgement, why))
+        out.append(
+            Judged(
+                "action",
+                d.game_id,
+                d.seq,
+                d.player,
+                d.turn,
+                d.turn_points_corrected,
+                d.dice_left,
+                d.opened,
+                None,
+                d.choice,
+                judgement,
+                why,
+            )
+        )
     out.sort(key=lambda j: (j.seq, j.kind != "keep"))
     return out
 

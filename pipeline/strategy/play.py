@@ -1,5 +1,6 @@
 """A bot that plays a solved policy for one turn: the check that the solver's figures are
 what its own play earns. Dice come from a `random.Random` the caller seeds."""
+
 from __future__ import annotations
 
 import random

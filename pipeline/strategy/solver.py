@@ -53,6 +53,7 @@ it. `refusals()` lets a command collect those lines from deep inside a library c
 
 No I/O and no clock here: `solve(rules)` is pure and cached per ruleset.
 """
+
 from __future__ import annotations
 
 import json
@@ -273,8 +274,10 @@ def _solve_floor(m: Moves, floor: int, levels: int, d_inf: Sequence[float], num:
     # from a window of the value list that starts at the current level
     probs = [[num(r.prob) for r in m.rolls[n]] for n in range(6)]
     getters = [
-        [itemgetter(*[dv * 6 + nxt - 1 for dv, nxt in r.options] * (2 if len(r.options) == 1 else 1))
-         for r in m.rolls[n]]
+        [
+            itemgetter(*[dv * 6 + nxt - 1 for dv, nxt in r.options] * (2 if len(r.options) == 1 else 1))
+            for r in m.rolls[n]
+        ]
         for n in range(6)
     ]
     add = fsum if num is float else (lambda xs: sum(xs, zero))
@@ -334,9 +337,7 @@ class Policy:
         floors = {True: rules.min_bank, False: max(rules.opening, rules.min_bank)}
         solved = {f: _solve_floor(m, f, self._levels, self._d_inf, num) for f in sorted(set(floors.values()))}
         self._by_opened = {opened: solved[f] for opened, f in floors.items()}
-        self._thresholds = {
-            (n, opened): self._threshold(n, opened) for n in range(1, 7) for opened in (False, True)
-        }
+        self._thresholds = {(n, opened): self._threshold(n, opened) for n in range(1, 7) for opened in (False, True)}
 
     # ---- states ----------------------------------------------------------------------
     def _level(self, points: int) -> int:
@@ -378,7 +379,7 @@ class Policy:
         return max(self.bank_value(points, dice_left, opened), self.roll_value(points, dice_left, opened))
 
     def best_action(self, points: int, dice_left: int, opened: bool) -> str:
-        """"roll" when rolling beats banking by more than TOL, else "bank"."""
+        """ "roll" when rolling beats banking by more than TOL, else "bank"."""
         bank = self.bank_value(points, dice_left, opened)
         return ROLL if self.roll_value(points, dice_left, opened) > bank + TOL else BANK
 

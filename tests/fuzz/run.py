@@ -9,6 +9,7 @@ under --artifacts and shown on stderr with the error.
 Targets: lines, event, ruleset, audit, scoresheet (tests/fuzz/targets.py). Reproduce a saved
 input with `--replay FILE`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("target", choices=TARGET_NAMES)
     parser.add_argument("--seconds", type=int, default=20, help="time budget (default 20)")
     parser.add_argument("--corpus", type=Path, help="corpus directory kept between runs (default: a temporary one)")
-    parser.add_argument("--artifacts", type=Path, default=Path(tempfile.gettempdir()) / "farkle-fuzz-artifacts",
-                        help="where a failing input is saved")
+    parser.add_argument(
+        "--artifacts",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "farkle-fuzz-artifacts",
+        help="where a failing input is saved",
+    )
     parser.add_argument("--engine", choices=("auto", "atheris", "hypothesis"), default="auto")
     parser.add_argument("--replay", type=Path, help="run the target once on this input and show any error")
     args = parser.parse_args(argv)
@@ -67,9 +72,15 @@ def _atheris(args) -> int:
         (seed_dir / f"seed-{i:03d}").write_bytes(seed)
     prefix = str(args.artifacts / f"{args.target}-")
     libfuzzer = [
-        sys.argv[0], str(corpus), str(seed_dir),
-        f"-max_total_time={args.seconds}", f"-max_len={MAX_LEN[args.target]}", "-timeout=60",
-        "-rss_limit_mb=2048", f"-artifact_prefix={prefix}", "-print_final_stats=1",
+        sys.argv[0],
+        str(corpus),
+        str(seed_dir),
+        f"-max_total_time={args.seconds}",
+        f"-max_len={MAX_LEN[args.target]}",
+        "-timeout=60",
+        "-rss_limit_mb=2048",
+        f"-artifact_prefix={prefix}",
+        "-print_final_stats=1",
     ]
     atheris.Setup(libfuzzer, target)
     try:
@@ -89,8 +100,11 @@ def _hypothesis(args) -> int:
 
     target = targets.TARGETS[args.target]
     seeds = targets.seeds(args.target)
-    inputs = st.one_of(st.sampled_from(seeds), st.binary(max_size=MAX_LEN[args.target]),
-                       st.sampled_from(seeds).flatmap(lambda s: st.binary(max_size=len(s)).map(lambda b: s[: len(b)])))
+    inputs = st.one_of(
+        st.sampled_from(seeds),
+        st.binary(max_size=MAX_LEN[args.target]),
+        st.sampled_from(seeds).flatmap(lambda s: st.binary(max_size=len(s)).map(lambda b: s[: len(b)])),
+    )
     failure: list[bytes] = []
 
     @settings(max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck))

@@ -8,6 +8,7 @@ invariant of the audit). `run.py` drives them with atheris (coverage-guided) or 
 
 Targets stay cheap per input (no solver, no Parquet) so a short budget still explores.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -92,8 +93,21 @@ def event(data: bytes) -> None:
     obj = msgspec.json.decode(data)  # it parsed, so it decodes
     reference = check_object(obj, data, "fuzz.jsonl", 7)
     assert type(reference) is Event, reference
-    for field in ("game_id", "seq", "type", "ts", "player", "dice", "points", "total", "players", "rules",
-                  "winner", "scores", "extra"):
+    for field in (
+        "game_id",
+        "seq",
+        "type",
+        "ts",
+        "player",
+        "dice",
+        "points",
+        "total",
+        "players",
+        "rules",
+        "winner",
+        "scores",
+        "extra",
+    ):
         assert getattr(result, field) == getattr(reference, field), field
 
 
@@ -215,8 +229,7 @@ def scoresheet(data: bytes) -> None:
         assert f.code.startswith("sheet_"), f
 
 
-TARGETS = {"lines": lines, "event": event, "block": block, "ruleset": ruleset, "audit": audit,
-           "scoresheet": scoresheet}
+TARGETS = {"lines": lines, "event": event, "block": block, "ruleset": ruleset, "audit": audit, "scoresheet": scoresheet}
 
 
 # ---- seed corpus -------------------------------------------------------------------------
@@ -225,19 +238,23 @@ def seeds(target: str) -> list[bytes]:
     logs = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".jsonl", ".gz"))
     text_lines = [line for p in logs if p.suffix == ".jsonl" for line in p.read_bytes().splitlines()]
     if target == "lines":
-        return [bytes([n]) + b"\n".join(text_lines[i:i + 6]) for n, i in ((20, 0), (63, 40), (5, 300))] + [
-            b"\x10" + (SAMPLES / "more_games.jsonl.gz").read_bytes()[:3000]]
+        return [bytes([n]) + b"\n".join(text_lines[i : i + 6]) for n, i in ((20, 0), (63, 40), (5, 300))] + [
+            b"\x10" + (SAMPLES / "more_games.jsonl.gz").read_bytes()[:3000]
+        ]
     if target == "block":
-        return [bytes([n]) + b"\n".join(text_lines[i:i + 12]) for n, i in ((255, 0), (200, 40), (90, 300))]
+        return [bytes([n]) + b"\n".join(text_lines[i : i + 12]) for n, i in ((255, 0), (200, 40), (90, 300))]
     if target == "event":
         kinds: dict[bytes, bytes] = {}
         for line in text_lines:  # one line of each kind, and every line of bad_lines.jsonl
             kinds.setdefault(line.split(b'"type":')[-1][:12], line)
         return list(kinds.values()) + (SAMPLES / "bad_lines.jsonl").read_bytes().splitlines()[:80]
     if target == "ruleset":
-        found = {b'"standard"', b'{"base": "playmonster", "n_of_a_kind": "linear", "split_kinds": false}',
-                 b'{"partial_straights": {"12345": 500, "23456": 750}, "three_pairs": null}',
-                 b'base = "playmonster"\nsix_kind = 10000\n[partial_straights]\n"12345" = 500\n'}
+        found = {
+            b'"standard"',
+            b'{"base": "playmonster", "n_of_a_kind": "linear", "split_kinds": false}',
+            b'{"partial_straights": {"12345": 500, "23456": 750}, "three_pairs": null}',
+            b'base = "playmonster"\nsix_kind = 10000\n[partial_straights]\n"12345" = 500\n',
+        }
         for line in text_lines:
             if b'"game_start"' in line:
                 try:

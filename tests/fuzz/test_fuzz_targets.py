@@ -3,6 +3,7 @@
 hypothesis where atheris is not installed). A target fails on any exception that is not
 the tool's own error; the failing input is saved and named in the failure. `make fuzz`
 runs the same targets longer."""
+
 from __future__ import annotations
 
 import os
@@ -27,7 +28,10 @@ def fuzz_runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
     def run(target: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [sys.executable, "-m", "tests.fuzz.run", target, "--seconds", str(SECONDS), "--artifacts", str(artifacts)],
-            cwd=ROOT, capture_output=True, text=True, timeout=SECONDS * 4 + 120,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=SECONDS * 4 + 120,
         )
 
     with ThreadPoolExecutor(max_workers=2) as pool:

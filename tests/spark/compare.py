@@ -1,4 +1,5 @@
 """Comparing what the two engines give: same rows, floats within a tolerance."""
+
 from __future__ import annotations
 
 import math

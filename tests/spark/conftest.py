@@ -5,6 +5,7 @@ The tests that need Spark take the `spark` fixture. They skip, with the reason s
 `-rs`, only when Java is truly absent; a missing pyspark is an error, since `make test`
 installs the `[spark]` extra.
 """
+
 from __future__ import annotations
 
 import os

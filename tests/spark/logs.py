@@ -5,6 +5,7 @@ injected rule errors (findings), and the lines a flaky server writes: cut-off JS
 invalid UTF-8, a bad event, an exact repeat, a repeat with other content, blank and
 whitespace lines, CRLF endings, a byte order mark, a gzip file.
 """
+
 from __future__ import annotations
 
 import gzip

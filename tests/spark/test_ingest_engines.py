@@ -8,11 +8,11 @@ After each run both datasets hold the same rows in every table (ingest_id aside)
 summaries agree, and the `stats` output over either dataset is the same. The Spark audit
 finds what the local audit finds and what the Spark-made dataset stores.
 """
+
 from __future__ import annotations
 
 import gzip
 import json
-import shutil
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -63,11 +63,14 @@ def runs(spark, logs):
     datasets = {"local": root / "local", "spark": root / "spark"}
     # Spark's first run reads the plain files in byte ranges of 4 KiB (split across tasks,
     # lines cut at range ends), the gzip files whole
-    one = {"local": ingest(first, datasets["local"]),
-           "spark": spark_ingest(spark, first, datasets["spark"], block_bytes=4096)}
+    one = {
+        "local": ingest(first, datasets["local"]),
+        "spark": spark_ingest(spark, first, datasets["spark"], block_bytes=4096),
+    }
     one_tables = {name: {t: read_table(ds, t) for t in tables.TABLES} for name, ds in datasets.items()}
-    one_tables["checked"] = {name: CliRunner().invoke(app, ["dataset", "check", str(ds)])
-                             for name, ds in datasets.items()}
+    one_tables["checked"] = {
+        name: CliRunner().invoke(app, ["dataset", "check", str(ds)]) for name, ds in datasets.items()
+    }
     # run 2: the file grew and one of its stored lines changed; a new file continues games
     changed = list(lines[:60])
     changed[35] = b'{"game_id": "late", "seq": 1, "type": "roll", "player": "x", "dice": [1]}'
@@ -104,8 +107,9 @@ def test_second_run_summaries_agree(runs):
 @pytest.mark.parametrize("table", list(tables.TABLES))
 def test_second_run_tables_agree(runs, table):
     _, _, _, datasets = runs
-    assert_same_rows(read_table(datasets["local"], table), read_table(datasets["spark"], table),
-                     ordered=False, what=table)
+    assert_same_rows(
+        read_table(datasets["local"], table), read_table(datasets["spark"], table), ordered=False, what=table
+    )
 
 
 def test_dataset_check_passes_after_the_first_run(runs):
@@ -124,8 +128,10 @@ def test_dataset_check_says_the_same_of_both_datasets(runs):
 
     def rows_and_problems(name: str) -> list[str]:
         text = out[name].stdout.replace(str(datasets[name]), "DS")
-        return [line.split()[0] + " " + line.split()[-1] if line[:1].isalpha() and len(line.split()) == 3
-                else line for line in text.splitlines()]
+        return [
+            line.split()[0] + " " + line.split()[-1] if line[:1].isalpha() and len(line.split()) == 3 else line
+            for line in text.splitlines()
+        ]
 
     assert rows_and_problems("spark") == rows_and_problems("local")
 
@@ -137,8 +143,9 @@ def test_stats_output_is_the_same_over_either_dataset(runs):
     runner = CliRunner()
     text = {name: runner.invoke(app, ["stats", str(ds)]) for name, ds in datasets.items()}
     assert text["local"].exit_code == text["spark"].exit_code == 0, text["spark"].output
-    assert text["spark"].stdout.replace(str(datasets["spark"]), "DS") == \
-        text["local"].stdout.replace(str(datasets["local"]), "DS")
+    assert text["spark"].stdout.replace(str(datasets["spark"]), "DS") == text["local"].stdout.replace(
+        str(datasets["local"]), "DS"
+    )
     out = {name: runner.invoke(app, ["stats", str(ds), "-f", "json"]) for name, ds in datasets.items()}
     local, spark = json.loads(out["local"].stdout)["tables"], json.loads(out["spark"].stdout)["tables"]
     assert local.keys() == spark.keys()
@@ -168,8 +175,9 @@ def test_spark_audit_finds_what_the_local_audit_and_the_dataset_find(spark, logs
 
 def test_ingest_command_on_spark(spark, logs, tmp_path):
     _, files = logs
-    out = CliRunner().invoke(app, ["ingest", *files[:2], "--out", str(tmp_path / "ds"), "--engine", "spark",
-                                   "-f", "json"])
+    out = CliRunner().invoke(
+        app, ["ingest", *files[:2], "--out", str(tmp_path / "ds"), "--engine", "spark", "-f", "json"]
+    )
     assert out.exit_code == 1, out.output  # rejects and replay errors in the data
     data = json.loads(out.stdout)
     assert data["invariant_holds"] and data["events"] > 0 and data["rejects"] > 0

@@ -2,6 +2,7 @@
 ranges' lines, numbered from the counts of the ranges before, are the splitter's lines.
 
 No Spark here: the two task functions are plain functions over Arrow batches and files."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,8 +14,16 @@ from pipeline.engines.spark.ingest import _count_task, _range_block
 from pipeline.ingest.split import split_source
 from pipeline.reader.inputs import InputSource
 
-CONTENT = (b"\xef\xbb\xbf" + b'{"a": 1}\r\n' + b"\n" + b"x" * 37 + b"\n\n  \n" + b'{"b": "\xff"}\n'
-           + b"y" * 5 + b"\nlast line without a newline")
+CONTENT = (
+    b"\xef\xbb\xbf"
+    + b'{"a": 1}\r\n'
+    + b"\n"
+    + b"x" * 37
+    + b"\n\n  \n"
+    + b'{"b": "\xff"}\n'
+    + b"y" * 5
+    + b"\nlast line without a newline"
+)
 
 
 def lines_of(blocks) -> list[tuple[int, bytes]]:
@@ -32,8 +41,9 @@ def test_ranges_give_the_splitters_lines(tmp_path: Path, content: bytes, size: i
     path.write_bytes(content)
     want = lines_of(split_source(InputSource("log.jsonl", path), 0))
     starts = list(range(0, len(content), size))
-    rows = pa.RecordBatch.from_pylist([{"source": 0, "path": str(path), "start": s,
-                                        "end": min(s + size, len(content))} for s in starts])
+    rows = pa.RecordBatch.from_pylist(
+        [{"source": 0, "path": str(path), "start": s, "end": min(s + size, len(content))} for s in starts]
+    )
     counts = {r["start"]: r["lines"] for b in _count_task(iter([rows])) for r in b.to_pylist()}
     blocks, line = [], 1
     for s in starts:

@@ -7,6 +7,7 @@ their order and with DuckDB's column types, the others as sets of rows; floats w
 1e-9 (sums in another order). Then the `stats` command: its text output is the same
 whatever the engine.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -81,13 +82,15 @@ def test_filters_give_the_same_reports(spark, dataset):
 def test_stats_command_prints_the_same_on_both_engines(spark, dataset):
     runner = CliRunner()
     local = runner.invoke(app, ["stats", str(dataset), "--section", "players", "--section", "bust"])
-    remote = runner.invoke(app, ["stats", str(dataset), "--section", "players", "--section", "bust",
-                                 "--engine", "spark"])
+    remote = runner.invoke(
+        app, ["stats", str(dataset), "--section", "players", "--section", "bust", "--engine", "spark"]
+    )
     assert local.exit_code == remote.exit_code == 0, remote.output
     assert remote.stdout == local.stdout
     local_json = json.loads(runner.invoke(app, ["stats", str(dataset), "-s", "dice", "-f", "json"]).stdout)
-    spark_json = json.loads(runner.invoke(app, ["stats", str(dataset), "-s", "dice", "-f", "json",
-                                                "--engine", "spark"]).stdout)
+    spark_json = json.loads(
+        runner.invoke(app, ["stats", str(dataset), "-s", "dice", "-f", "json", "--engine", "spark"]).stdout
+    )
     assert spark_json.keys() == local_json.keys()
     rows = local_json["tables"]["dice_fairness"]
     assert [r["dice"] for r in spark_json["tables"]["dice_fairness"]] == [r["dice"] for r in rows]

@@ -5,6 +5,7 @@ dialect and run next to the original: macros inlined against DuckDB's own macros
 ASOF join's interval form against DuckDB's ASOF join on random data with ties and nulls.
 That Spark accepts the result and agrees is tests/spark/test_stats_engines.py's job.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -38,8 +39,11 @@ def con():
 
 def test_every_macro_is_found():
     text = (SQL_DIR / f"{MACROS}.sql").read_text(encoding="utf-8")
-    declared = {line.split("macro", 1)[1].split("(", 1)[0].strip() for line in text.splitlines()
-                if line.startswith("create or replace temp macro")}
+    declared = {
+        line.split("macro", 1)[1].split("(", 1)[0].strip()
+        for line in text.splitlines()
+        if line.startswith("create or replace temp macro")
+    }
     assert declared and set(MACRO_DEFS) == declared
 
 
@@ -57,10 +61,19 @@ def test_model_becomes_spark_sql_without_duckdb_only_parts(name):
 @pytest.mark.parametrize(
     "call",
     [
-        "wilson_lo(k, n)", "wilson_hi(k, n)", "rate(k, n)", "rate(k, n - n)",
-        "points_bucket_lo(k * 37 - 100)", "points_bucket_label(points_bucket_lo(k * 37))",
-        "erfc(x)", "erfc(-x)", "normal_two_sided_p(x - 1)", "chi2_sf_5df(x * 3)", "chi2_sf_5df(-x)",
-        "dice_key([1, 1, 5])", "dice_key([6, 2, 2, 3])",
+        "wilson_lo(k, n)",
+        "wilson_hi(k, n)",
+        "rate(k, n)",
+        "rate(k, n - n)",
+        "points_bucket_lo(k * 37 - 100)",
+        "points_bucket_label(points_bucket_lo(k * 37))",
+        "erfc(x)",
+        "erfc(-x)",
+        "normal_two_sided_p(x - 1)",
+        "chi2_sf_5df(x * 3)",
+        "chi2_sf_5df(-x)",
+        "dice_key([1, 1, 5])",
+        "dice_key([6, 2, 2, 3])",
         "1 - rate(k + 1, n) * 2",  # precedence: the body is parenthesised where it lands
     ],
 )
@@ -68,7 +81,7 @@ def test_inlined_macro_equals_duckdb_macro(con, call):
     grid = "select * from range(0, 9) k(k), range(1, 9) n(n), (values (0.0), (0.3), (1.7), (4.2)) x(x) where k <= n"
     inlined = transpile.inline_macros(sqlglot.parse_one(f"select {call}", read="duckdb"), MACRO_DEFS)
     assert not any(transpile._call_name(node) in MACRO_DEFS for node in inlined.walk())
-    sql = inlined.sql(dialect="duckdb")[len("SELECT "):]
+    sql = inlined.sql(dialect="duckdb")[len("SELECT ") :]
     rows = con.execute(f"select {call} as a, {sql} as b from ({grid})").fetchall()
     assert rows
     for a, b in rows:
@@ -97,8 +110,12 @@ def test_asof_rewrite_picks_what_duckdb_asof_picks(con, op):
 
 
 def test_asof_rewrite_with_the_right_side_on_the_left_of_the_inequality(con):
-    con.execute("create or replace temp table l2 as select * from (values (1, 'a', 5), (2, 'a', 1), (3, 'b', 9)) t(id, k, x)")
-    con.execute("create or replace temp table r2 as select * from (values ('a', 2), ('a', 4), ('a', 4), ('b', 9)) t(k, y)")
+    con.execute(
+        "create or replace temp table l2 as select * from (values (1, 'a', 5), (2, 'a', 1), (3, 'b', 9)) t(id, k, x)"
+    )
+    con.execute(
+        "create or replace temp table r2 as select * from (values ('a', 2), ('a', 4), ('a', 4), ('b', 9)) t(k, y)"
+    )
     flipped = "select l2.id, r2.y from l2 asof left join r2 on l2.k = r2.k and r2.y < l2.x"
     rewritten = transpile.rewrite_asof(sqlglot.parse_one(flipped, read="duckdb")).sql(dialect="duckdb")
     assert sorted(con.execute(rewritten).fetchall(), key=repr) == [(1, 4), (2, None), (3, None)]

@@ -12,6 +12,7 @@ Findings are listed by file (as given), line, then game and seq, which is the or
 local audit's single replay meets them in on the tested logs; games are listed by id (the
 local audit lists them as they end).
 """
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,13 @@ if TYPE_CHECKING:
 AUDIT_ID = "audit"
 
 
-def audit(spark: "SparkSession", sources: list[InputSource], default_rules: Ruleset | None = None,
-          games: set[str] | None = None, max_line_bytes: int = MAX_LINE_BYTES) -> AuditReport:
+def audit(
+    spark: "SparkSession",
+    sources: list[InputSource],
+    default_rules: Ruleset | None = None,
+    games: set[str] | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+) -> AuditReport:
     """The AuditReport of `sources` (files, in the order given) computed on Spark."""
     from pipeline.ingest.run import SourceCounts
 
@@ -67,11 +73,20 @@ def audit(spark: "SparkSession", sources: list[InputSource], default_rules: Rule
     report = AuditReport()
     order = {s.name: i for i, s in reversed(list(enumerate(sources)))}
     rows = findings.to_pylist()
-    rows.sort(key=lambda r: (order.get(r["file"], len(order)), r["line"] is None, r["line"] or 0,
-                             r["game_id"] or "", r["seq"] if r["seq"] is not None else -1, r["code"]))
+    rows.sort(
+        key=lambda r: (
+            order.get(r["file"], len(order)),
+            r["line"] is None,
+            r["line"] or 0,
+            r["game_id"] or "",
+            r["seq"] if r["seq"] is not None else -1,
+            r["code"],
+        )
+    )
     report.findings.extend(_finding(r) for r in rows if games is None or r["game_id"] in games)
-    report.games = sorted((_game(r) for r in game_rows.to_pylist() if games is None or r["game_id"] in games),
-                          key=lambda g: g.game_id)
+    report.games = sorted(
+        (_game(r) for r in game_rows.to_pylist() if games is None or r["game_id"] in games), key=lambda g: g.game_id
+    )
     report.file_problems = [FileProblem(p["file"], p["line"], p["reason"]) for c in counts for p in c.problems]
     report.events = sum(c.events for c in counts)
     report.lines = sum(c.lines for c in counts)
@@ -90,16 +105,30 @@ def _number(value: float | None) -> int | float | None:
 
 def _finding(r: dict) -> Finding:
     ts = r["ts"].strftime("%Y-%m-%dT%H:%M:%S.%fZ") if r["ts"] is not None else None
-    return Finding(r["game_id"], r["seq"], r["file"], r["line"], r["player"], r["code"], r["severity"],
-                   r["message"], _number(r["claimed"]), _number(r["expected"]), ts)
+    return Finding(
+        r["game_id"],
+        r["seq"],
+        r["file"],
+        r["line"],
+        r["player"],
+        r["code"],
+        r["severity"],
+        r["message"],
+        _number(r["claimed"]),
+        _number(r["expected"]),
+        ts,
+    )
 
 
 def _game(r: dict) -> GameResult:
     return GameResult(
-        r["game_id"], tuple(r["players"] or ()),
+        r["game_id"],
+        tuple(r["players"] or ()),
         Ruleset.from_value(json.loads(r["ruleset"])) if r["ruleset"] is not None else None,
         json.loads(r["claimed"]) if r["claimed"] is not None else {},
         json.loads(r["corrected"]) if r["corrected"] is not None else {},
-        r["winner_claimed"], r["winner_corrected"], bool(r["complete"]),
+        r["winner_claimed"],
+        r["winner_corrected"],
+        bool(r["complete"]),
         events=r["events"] or 0,
     )

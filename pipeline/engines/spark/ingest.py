@@ -23,6 +23,7 @@ input (a retried task rewrites the same files); the driver commits only the file
 successful tasks report. Both jobs are DataFrame `mapInArrow` calls, so they run on a
 classic cluster and through Spark Connect alike. docs/spark.md has the sizes and limits.
 """
+
 from __future__ import annotations
 
 import json
@@ -77,9 +78,12 @@ class SparkReading:
 
     def __init__(self, spark: "SparkSession", config: Config, stored: incremental.Stored, progress):
         # tasks may run in another working directory: every path they get is absolute
-        reread = {name: incremental.StoredLines([str(Path(p).resolve()) for p in lines.events],
-                                                [str(Path(p).resolve()) for p in lines.rejects])
-                  for name, lines in config.reread.items()}
+        reread = {
+            name: incremental.StoredLines(
+                [str(Path(p).resolve()) for p in lines.events], [str(Path(p).resolve()) for p in lines.rejects]
+            )
+            for name, lines in config.reread.items()
+        }
         config = replace(config, staging=config.staging.resolve(), reread=reread)
         self.spark, self.config, self.stored, self.progress = spark, config, stored, progress
         self.spills: list[Path] = []  # nothing is spilled on this machine: Spark shuffles
@@ -181,8 +185,7 @@ def _first_lines(spark: "SparkSession", ranges: list[tuple]) -> list[tuple]:
     if not ranges:
         return []
     df = spark.createDataFrame(ranges, FILES_SCHEMA).repartition(len(ranges))
-    got = {(r["source"], r["start"]): r["lines"]
-           for r in df.mapInArrow(_count_task, RANGES_SCHEMA).collect()}
+    got = {(r["source"], r["start"]): r["lines"] for r in df.mapInArrow(_count_task, RANGES_SCHEMA).collect()}
     out, line, current = [], 1, None
     for source, name, path, ordinal, start, end, _ in ranges:
         if source != current:
@@ -210,8 +213,10 @@ def _count_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                     n += chunk.count(b"\n")
                     left -= len(chunk)
             sources.append(r["source"]), starts.append(r["start"]), lines.append(n)
-        yield pa.RecordBatch.from_arrays([pa.array(sources, pa.int32()), pa.array(starts, pa.int64()),
-                                          pa.array(lines, pa.int64())], names=["source", "start", "lines"])
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(sources, pa.int32()), pa.array(starts, pa.int64()), pa.array(lines, pa.int64())],
+            names=["source", "start", "lines"],
+        )
 
 
 def _range_block(index: int, name: str, path: str, start: int, end: int, first_line: int):
@@ -224,7 +229,7 @@ def _range_block(index: int, name: str, path: str, start: int, end: int, first_l
             fh.seek(start - 1)
             data = fh.read(end - start + 1)
             cut = data.find(b"\n")  # the line at `start` begins after the first newline at >= start - 1
-            data = data[cut + 1:] if cut >= 0 else b""
+            data = data[cut + 1 :] if cut >= 0 else b""
             if not data:  # no line starts in this range
                 return Block(index, name, first_line, b"")
         else:
@@ -244,7 +249,7 @@ def _range_block(index: int, name: str, path: str, start: int, end: int, first_l
             if data and not data.endswith(b"\n"):
                 data += b"\n"  # a last line without a newline is still a line
     if start == 0 and data.startswith(UTF8_BOM):  # after the first line is whole: a range may cut the BOM
-        data = data[len(UTF8_BOM):]
+        data = data[len(UTF8_BOM) :]
     return Block(index, name, first_line, data)
 
 
@@ -275,8 +280,14 @@ def _from_ipc(payload: bytes) -> pa.Table:
 def _blob_batch(rows: list[tuple[str, int, int, bytes]]) -> pa.RecordBatch:
     kinds, sources, buckets, payloads = zip(*rows) if rows else ((), (), (), ())
     return pa.RecordBatch.from_arrays(
-        [pa.array(kinds, pa.string()), pa.array(sources, pa.int32()), pa.array(buckets, pa.int32()),
-         pa.array(payloads, pa.binary())], schema=BLOB)
+        [
+            pa.array(kinds, pa.string()),
+            pa.array(sources, pa.int32()),
+            pa.array(buckets, pa.int32()),
+            pa.array(payloads, pa.binary()),
+        ],
+        schema=BLOB,
+    )
 
 
 # ---------------------------------------------------------------------- the tasks
@@ -296,12 +307,21 @@ def _parse_task(config: Config, block_bytes: int):
                     blocks = split_source(source, f["source"], block_bytes, config.max_line)
                     number = WHOLE_WORKER + f["source"]
                 else:
-                    blocks = iter([_range_block(f["source"], f["name"], f["path"], f["start"], f["end"],
-                                                f["first_line"])])
+                    blocks = iter(
+                        [_range_block(f["source"], f["name"], f["path"], f["start"], f["end"], f["first_line"])]
+                    )
                     number = RANGE_WORKER + f["source"] * 10**6 + f["start"] // block_bytes
                 worker = Worker(config, number)
-                result = {"blank": 0, "events": 0, "duplicates": 0, "rejects": 0, "touched": set(),
-                          "superseded": [], "whole": whole, "lines": 0}
+                result = {
+                    "blank": 0,
+                    "events": 0,
+                    "duplicates": 0,
+                    "rejects": 0,
+                    "touched": set(),
+                    "superseded": [],
+                    "whole": whole,
+                    "lines": 0,
+                }
                 spill_dir = Path(tempfile.mkdtemp(prefix="farkle-spark-"))
                 try:
                     for n, block in enumerate(blocks):
@@ -353,8 +373,12 @@ def _replay_task(config: Config):
         finally:
             shutil.rmtree(spill_dir, ignore_errors=True)
         files = worker.close()
-        result = {"games": r.games, "findings_error": r.findings_error, "findings_warning": r.findings_warning,
-                  "files": {name: [str(x) for x in paths] for name, paths in files.items()}}
+        result = {
+            "games": r.games,
+            "findings_error": r.findings_error,
+            "findings_warning": r.findings_warning,
+            "files": {name: [str(x) for x in paths] for name, paths in files.items()},
+        }
         yield _blob_batch([("result", -1, partition, json.dumps(result).encode())])
 
     return run

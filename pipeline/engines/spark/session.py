@@ -17,6 +17,7 @@ running interpreter (so the workers of `.venv/bin/farkle-logs` use `.venv`); on 
 the user's PYSPARK_PYTHON wins, else the same path is assumed to exist on the executors
 (docs/spark.md, "Where the package must be installed").
 """
+
 from __future__ import annotations
 
 import os
@@ -122,8 +123,7 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
         spark = builder.getOrCreate()
     except ImportError as exc:  # Spark Connect without its client packages
         raise SparkUnavailable(
-            f"SPARK_REMOTE is set, but the Spark Connect client cannot load ({exc}): "
-            "pip install 'pyspark[connect]'"
+            f"SPARK_REMOTE is set, but the Spark Connect client cannot load ({exc}): pip install 'pyspark[connect]'"
         ) from None
     except Exception as exc:  # the JVM did not start, the master is unreachable
         hint = "" if remote or is_local(master) else "; is the master running and reachable from here?"
@@ -146,8 +146,10 @@ def _reason(exc: Exception) -> str:
         except Exception:  # the JVM is gone: fall back to the text
             pass
     text = str(exc).strip()
-    causes = [m.group(1) for m in re.finditer(r"^\s*(?:Caused by: )?((?:[\w$]+\.)+[\w$]*(?:Exception|Error): .*)$",
-                                              text, re.MULTILINE)]
+    causes = [
+        m.group(1)
+        for m in re.finditer(r"^\s*(?:Caused by: )?((?:[\w$]+\.)+[\w$]*(?:Exception|Error): .*)$", text, re.MULTILINE)
+    ]
     if causes:
         return causes[-1].strip()
     return text.splitlines()[0] if text else type(exc).__name__

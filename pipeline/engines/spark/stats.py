@@ -11,6 +11,7 @@ A report's result is cast to the types DuckDB gives it (found by running the mod
 DuckDB over empty tables, which costs milliseconds): Spark sums BIGINTs to BIGINT where
 DuckDB gives HUGEINT, and the text, JSON and CSV output must not depend on the engine.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager

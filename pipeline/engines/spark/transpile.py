@@ -23,6 +23,7 @@ each rewrite keeping DuckDB's meaning:
 Anything else that Spark does not accept fails loudly: each model has a test running it
 on both engines and comparing the results (tests/spark/test_stats_engines.py).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -174,7 +175,9 @@ def _rewrite_node(node: exp.Expression) -> exp.Expression:
         return exp.func("aggregate", values, exp.cast(exp.Literal.number(0), "bigint"), add)
     if isinstance(node, exp.Cast) and isinstance(node.this, (exp.Unnest, exp.Explode)):
         inner = node.this.expressions[0] if isinstance(node.this, exp.Unnest) else node.this.this
-        return exp.Explode(this=exp.Cast(this=inner, to=exp.DataType.build(f"array<{node.to.sql(WRITE)}>", dialect=WRITE)))
+        return exp.Explode(
+            this=exp.Cast(this=inner, to=exp.DataType.build(f"array<{node.to.sql(WRITE)}>", dialect=WRITE))
+        )
     if isinstance(node, exp.ArrayToString):
         return exp.ArrayToString(
             this=exp.Cast(this=node.this, to=exp.DataType.build("array<string>", dialect=WRITE)),

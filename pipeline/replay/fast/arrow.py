@@ -6,6 +6,7 @@ the kernel, every other game by `Replayer`, rows merged in the order the referen
 have emitted them (each row is tagged with the input position of the event that emitted
 it; end-of-input rows come after every event, in the games' start order).
 """
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,6 @@ DERIVED = ("turns", "rolls", "decisions", "games", "game_players", "findings")
 def event_columns(events: pa.Table, fast: FastReplay, default_rules: Ruleset, base: int = 0) -> EventColumns:
     """The kernel's integer columns of an EVENTS table, and its game_starts and game_ends."""
     st = fast.state
-    n = events.num_rows
     code = pc.index_in(events.column("type"), value_set=TYPE_NAMES).fill_null(-1).to_numpy().astype(np.int64)
     dice = events.column("dice")
     ndice = pc.list_value_length(dice).fill_null(0).to_numpy().astype(np.int64)
@@ -67,8 +67,13 @@ def event_columns(events: pa.Table, fast: FastReplay, default_rules: Ruleset, ba
     return cols
 
 
-def replay_table(events: pa.Table, default_rules: Ruleset, *, jit: bool = True,
-                 to_events: Callable[[pa.Table], Iterable[Event]] | None = None) -> dict[str, pa.Table]:
+def replay_table(
+    events: pa.Table,
+    default_rules: Ruleset,
+    *,
+    jit: bool = True,
+    to_events: Callable[[pa.Table], Iterable[Event]] | None = None,
+) -> dict[str, pa.Table]:
     """One Arrow table per derived table, as the reference Replayer would give them.
 
     `events` are in replay order; `to_events` turns rows back into the reader's Events for
@@ -132,48 +137,87 @@ def _fast_tables(events: pa.Table, rows: RowBlocks, clean: np.ndarray) -> dict[s
 
     t = rows.turns[clean[rows.turns[:, K.TU_GAME]]]
     start, end = t[:, K.TU_START_POS], t[:, K.TU_END_POS]
-    out["turns"] = (pa.Table.from_arrays([
-        _take(col("game_id"), start), _take(col("player"), start), _ints(t[:, K.TU_TURN], pa.int32()),
-        _take(col("seq"), start), _take(col("seq"), end), _ints(t[:, K.TU_ROLLS], pa.int32()),
-        _ints(t[:, K.TU_HOT], pa.int32()),
-        pa.array(np.array(["bank", "farkle"], dtype=object)[t[:, K.TU_OUTCOME]], pa.string()),
-        pa.array(np.zeros(len(t), bool), pa.bool_()),  # end_implied: a lost turn end makes the game suspect
-        _ints(t[:, K.TU_CLAIMED], pa.int64()), _ints(t[:, K.TU_CORRECTED], pa.int64()),
-        _ints(t[:, K.TU_DICE_LEFT], pa.int8(), t[:, K.TU_DICE_LEFT] < 0),
-        _ints(t[:, K.TU_CLAIMED_TOTAL], pa.int64()), _ints(t[:, K.TU_CORRECTED_TOTAL], pa.int64()),
-        _take(col("ts"), start),
-    ], schema=tables.TURNS), t[:, K.TU_EMIT])
+    out["turns"] = (
+        pa.Table.from_arrays(
+            [
+                _take(col("game_id"), start),
+                _take(col("player"), start),
+                _ints(t[:, K.TU_TURN], pa.int32()),
+                _take(col("seq"), start),
+                _take(col("seq"), end),
+                _ints(t[:, K.TU_ROLLS], pa.int32()),
+                _ints(t[:, K.TU_HOT], pa.int32()),
+                pa.array(np.array(["bank", "farkle"], dtype=object)[t[:, K.TU_OUTCOME]], pa.string()),
+                pa.array(np.zeros(len(t), bool), pa.bool_()),  # end_implied: a lost turn end makes the game suspect
+                _ints(t[:, K.TU_CLAIMED], pa.int64()),
+                _ints(t[:, K.TU_CORRECTED], pa.int64()),
+                _ints(t[:, K.TU_DICE_LEFT], pa.int8(), t[:, K.TU_DICE_LEFT] < 0),
+                _ints(t[:, K.TU_CLAIMED_TOTAL], pa.int64()),
+                _ints(t[:, K.TU_CORRECTED_TOTAL], pa.int64()),
+                _take(col("ts"), start),
+            ],
+            schema=tables.TURNS,
+        ),
+        t[:, K.TU_EMIT],
+    )
 
     r = rows.rolls[clean[rows.rolls[:, K.RO_GAME]]]
     pos, keep = r[:, K.RO_POS], r[:, K.RO_KEEP_POS]
     no_keep = keep < 0
     dice = _take(col("dice"), pos)
-    out["rolls"] = (pa.Table.from_arrays([
-        _take(col("game_id"), pos), _take(col("seq"), pos), _take(col("player"), pos),
-        _ints(r[:, K.RO_TURN], pa.int32()), _ints(r[:, K.RO_ROLLNO], pa.int32()), dice,
-        pc.list_value_length(dice).cast(pa.int8()), pa.array(r[:, K.RO_SCORED] != 0, pa.bool_()),
-        _ints(r[:, K.RO_BEST], pa.int64()), _take(col("dice"), np.where(no_keep, 0, keep), no_keep),
-        _ints(r[:, K.RO_KEPT_CLAIMED], pa.int64(), no_keep), _ints(r[:, K.RO_KEPT_VALUE], pa.int64(), no_keep),
-        _take(col("ts"), pos), _ints(r[:, K.RO_POINTS_BEFORE], pa.int64()),
-        pa.array(r[:, K.RO_OPENED] != 0, pa.bool_()),
-    ], schema=tables.ROLLS), r[:, K.RO_EMIT])
+    out["rolls"] = (
+        pa.Table.from_arrays(
+            [
+                _take(col("game_id"), pos),
+                _take(col("seq"), pos),
+                _take(col("player"), pos),
+                _ints(r[:, K.RO_TURN], pa.int32()),
+                _ints(r[:, K.RO_ROLLNO], pa.int32()),
+                dice,
+                pc.list_value_length(dice).cast(pa.int8()),
+                pa.array(r[:, K.RO_SCORED] != 0, pa.bool_()),
+                _ints(r[:, K.RO_BEST], pa.int64()),
+                _take(col("dice"), np.where(no_keep, 0, keep), no_keep),
+                _ints(r[:, K.RO_KEPT_CLAIMED], pa.int64(), no_keep),
+                _ints(r[:, K.RO_KEPT_VALUE], pa.int64(), no_keep),
+                _take(col("ts"), pos),
+                _ints(r[:, K.RO_POINTS_BEFORE], pa.int64()),
+                pa.array(r[:, K.RO_OPENED] != 0, pa.bool_()),
+            ],
+            schema=tables.ROLLS,
+        ),
+        r[:, K.RO_EMIT],
+    )
 
     d = rows.decisions[clean[rows.decisions[:, K.DE_GAME]]]
     pos = d[:, K.DE_POS]
-    out["decisions"] = (pa.Table.from_arrays([
-        _take(col("game_id"), pos), _take(col("seq"), pos), _take(col("player"), pos),
-        _ints(d[:, K.DE_TURN], pa.int32()), _ints(d[:, K.DE_LEFT], pa.int8()),
-        _ints(d[:, K.DE_TURN_POINTS], pa.int64()), _ints(d[:, K.DE_BANKED], pa.int64()),
-        _ints(d[:, K.DE_OPP], pa.int64()), pa.array(d[:, K.DE_OPENED] != 0, pa.bool_()),
-        pa.array(np.array(["bank", "roll"], dtype=object)[d[:, K.DE_CHOICE]], pa.string()),
-        pa.array(d[:, K.DE_FARKLED] == 1, pa.bool_(), mask=d[:, K.DE_FARKLED] < 0),
-        _take(col("ts"), pos), _ints(d[:, K.DE_CORR], pa.int64()),
-    ], schema=tables.DECISIONS), d[:, K.DE_EMIT])
+    out["decisions"] = (
+        pa.Table.from_arrays(
+            [
+                _take(col("game_id"), pos),
+                _take(col("seq"), pos),
+                _take(col("player"), pos),
+                _ints(d[:, K.DE_TURN], pa.int32()),
+                _ints(d[:, K.DE_LEFT], pa.int8()),
+                _ints(d[:, K.DE_TURN_POINTS], pa.int64()),
+                _ints(d[:, K.DE_BANKED], pa.int64()),
+                _ints(d[:, K.DE_OPP], pa.int64()),
+                pa.array(d[:, K.DE_OPENED] != 0, pa.bool_()),
+                pa.array(np.array(["bank", "roll"], dtype=object)[d[:, K.DE_CHOICE]], pa.string()),
+                pa.array(d[:, K.DE_FARKLED] == 1, pa.bool_(), mask=d[:, K.DE_FARKLED] < 0),
+                _take(col("ts"), pos),
+                _ints(d[:, K.DE_CORR], pa.int64()),
+            ],
+            schema=tables.DECISIONS,
+        ),
+        d[:, K.DE_EMIT],
+    )
     return out
 
 
-def _reference_tables(events: pa.Table, positions: np.ndarray, default_rules: Ruleset, n: int,
-                      fast: FastReplay, to_events) -> dict[str, Any]:
+def _reference_tables(
+    events: pa.Table, positions: np.ndarray, default_rules: Ruleset, n: int, fast: FastReplay, to_events
+) -> dict[str, Any]:
     """Replay the rows at `positions` (every event of the suspect games) with the reference
     engine, tagging each output row with the position of the event that emitted it."""
     from pipeline.dataset import batches
@@ -194,7 +238,7 @@ def _reference_tables(events: pa.Table, positions: np.ndarray, default_rules: Ru
     # end-of-input rows: after every event, in the games' start order (stable within a game)
     orders = {fast.state.game_ids[s]: fast.order(s) for s in range(fast.state.n_games)}
     for name, tagged in emitted.items():
-        for record in getattr(out, name)[before[name]:]:
+        for record in getattr(out, name)[before[name] :]:
             tagged.append(n + orders[record.game_id])
     result = replayer.drain()
     return {

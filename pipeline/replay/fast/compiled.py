@@ -5,6 +5,7 @@ is read-only), so only the first run after an install or an edit of kernel.py pa
 compile (measured in docs/performance.md). Without numba (or with FARKLE_LOGS_NO_JIT=1)
 the same functions run as plain Python: slower, identical results.
 """
+
 from __future__ import annotations
 
 import os

@@ -15,12 +15,19 @@ State layout (int64 matrices, one row per game / per seat, columns named below):
 the caller configures a game's row at its first `game_start` (G_CONFIGURED, rules row,
 player slots, start order); the loop does the rest.
 """
+
 from __future__ import annotations
 
 # event type codes
 GAME_START, ROLL, KEEP, BANK, FARKLE, GAME_END = 0, 1, 2, 3, 4, 5
-TYPE_CODES = {"game_start": GAME_START, "roll": ROLL, "keep": KEEP, "bank": BANK, "farkle": FARKLE,
-              "game_end": GAME_END}
+TYPE_CODES = {
+    "game_start": GAME_START,
+    "roll": ROLL,
+    "keep": KEEP,
+    "bank": BANK,
+    "farkle": FARKLE,
+    "game_end": GAME_END,
+}
 
 # game status
 UNSEEN, STARTED, SUSPECT = 0, 1, 2
@@ -28,32 +35,114 @@ UNSEEN, STARTED, SUSPECT = 0, 1, 2
 NO_ROLL, ROLLED, KEPT = 0, 1, 2
 
 # ---- per-game state columns --------------------------------------------------------------
-(G_STATUS, G_CONFIGURED, G_RULES, G_POFF, G_NPL, G_ORDER, G_LAST_SEQ, G_EVENTS, G_NEXT, G_REACHED,
- G_FINAL_LEFT, G_OVER, G_ENDED, G_END_POS, G_LAST_POS,
- # the open turn
- T_OPEN, T_SEAT, T_TURN, T_START_POS, T_PHASE, T_ROLLS, T_HOT, T_LAST_KEY, T_LAST_N, T_LAST_SCORED,
- T_KEPT_FROM, T_AWAIT, T_CLAIMED_SUM, T_CORR_SUM, T_BANKED_BEFORE, T_OPENED_BEFORE,
- # the roll record waiting for its keep
- R_PENDING, R_POS, R_ROLLNO, R_SCORED, R_BEST, R_KEEP_POS, R_KEPT_CLAIMED, R_KEPT_VALUE, R_POINTS_BEFORE,
- # the bank-or-roll decision waiting for its choice
- D_PENDING, D_POS, D_LEFT, D_TURN_POINTS, D_OPP, D_CORR,
- GAME_COLUMNS) = range(47)
+(
+    G_STATUS,
+    G_CONFIGURED,
+    G_RULES,
+    G_POFF,
+    G_NPL,
+    G_ORDER,
+    G_LAST_SEQ,
+    G_EVENTS,
+    G_NEXT,
+    G_REACHED,
+    G_FINAL_LEFT,
+    G_OVER,
+    G_ENDED,
+    G_END_POS,
+    G_LAST_POS,
+    # the open turn
+    T_OPEN,
+    T_SEAT,
+    T_TURN,
+    T_START_POS,
+    T_PHASE,
+    T_ROLLS,
+    T_HOT,
+    T_LAST_KEY,
+    T_LAST_N,
+    T_LAST_SCORED,
+    T_KEPT_FROM,
+    T_AWAIT,
+    T_CLAIMED_SUM,
+    T_CORR_SUM,
+    T_BANKED_BEFORE,
+    T_OPENED_BEFORE,
+    # the roll record waiting for its keep
+    R_PENDING,
+    R_POS,
+    R_ROLLNO,
+    R_SCORED,
+    R_BEST,
+    R_KEEP_POS,
+    R_KEPT_CLAIMED,
+    R_KEPT_VALUE,
+    R_POINTS_BEFORE,
+    # the bank-or-roll decision waiting for its choice
+    D_PENDING,
+    D_POS,
+    D_LEFT,
+    D_TURN_POINTS,
+    D_OPP,
+    D_CORR,
+    GAME_COLUMNS,
+) = range(47)
 
 # ---- per-seat state columns (a game's seats are rows G_POFF .. G_POFF + G_NPL - 1) -------
-(P_NAME, P_TURNS, P_CLAIMED, P_CORR, P_OPENED, P_OPENED_C, P_STREAK, P_STREAK_C, P_FINAL,
- PLAYER_COLUMNS) = range(10)
+(P_NAME, P_TURNS, P_CLAIMED, P_CORR, P_OPENED, P_OPENED_C, P_STREAK, P_STREAK_C, P_FINAL, PLAYER_COLUMNS) = range(10)
 
 # ---- output rows ---------------------------------------------------------------------------
 # rolls: the roll event's position gives game_id, seq, player, dice, ts; the keep's, kept
-(RO_GAME, RO_EMIT, RO_POS, RO_TURN, RO_ROLLNO, RO_SCORED, RO_BEST, RO_KEEP_POS, RO_KEPT_CLAIMED,
- RO_KEPT_VALUE, RO_POINTS_BEFORE, RO_OPENED, ROLL_COLUMNS) = range(13)
+(
+    RO_GAME,
+    RO_EMIT,
+    RO_POS,
+    RO_TURN,
+    RO_ROLLNO,
+    RO_SCORED,
+    RO_BEST,
+    RO_KEEP_POS,
+    RO_KEPT_CLAIMED,
+    RO_KEPT_VALUE,
+    RO_POINTS_BEFORE,
+    RO_OPENED,
+    ROLL_COLUMNS,
+) = range(13)
 # decisions: the keep event's position gives game_id, seq, player, ts
-(DE_GAME, DE_EMIT, DE_POS, DE_TURN, DE_LEFT, DE_TURN_POINTS, DE_BANKED, DE_OPP, DE_OPENED, DE_CHOICE,
- DE_FARKLED, DE_CORR, DECISION_COLUMNS) = range(13)
+(
+    DE_GAME,
+    DE_EMIT,
+    DE_POS,
+    DE_TURN,
+    DE_LEFT,
+    DE_TURN_POINTS,
+    DE_BANKED,
+    DE_OPP,
+    DE_OPENED,
+    DE_CHOICE,
+    DE_FARKLED,
+    DE_CORR,
+    DECISION_COLUMNS,
+) = range(13)
 CHOICE_BANK, CHOICE_ROLL = 0, 1
 # turns: the start event's position gives game_id, player, start_seq, ts; the end's, end_seq
-(TU_GAME, TU_EMIT, TU_SEAT, TU_TURN, TU_START_POS, TU_END_POS, TU_ROLLS, TU_HOT, TU_OUTCOME, TU_CLAIMED,
- TU_CORRECTED, TU_DICE_LEFT, TU_CLAIMED_TOTAL, TU_CORRECTED_TOTAL, TURN_COLUMNS) = range(15)
+(
+    TU_GAME,
+    TU_EMIT,
+    TU_SEAT,
+    TU_TURN,
+    TU_START_POS,
+    TU_END_POS,
+    TU_ROLLS,
+    TU_HOT,
+    TU_OUTCOME,
+    TU_CLAIMED,
+    TU_CORRECTED,
+    TU_DICE_LEFT,
+    TU_CLAIMED_TOTAL,
+    TU_CORRECTED_TOTAL,
+    TURN_COLUMNS,
+) = range(15)
 OUTCOME_BANK, OUTCOME_FARKLE = 0, 1
 
 # ruleset parameter columns (pipeline.replay.fast.scoring.RP_*)
@@ -74,9 +163,31 @@ def is_sub_multiset(key, roll_key):
     return True
 
 
-def replay_events(slot, code, seq, name, key, ndice, points, total, has_total, base,
-                  gs, ps, key_index, params, value, value_ok, best, farkle,
-                  records, rolls_out, dec_out, turns_out, n_out):
+def replay_events(
+    slot,
+    code,
+    seq,
+    name,
+    key,
+    ndice,
+    points,
+    total,
+    has_total,
+    base,
+    gs,
+    ps,
+    key_index,
+    params,
+    value,
+    value_ok,
+    best,
+    farkle,
+    records,
+    rolls_out,
+    dec_out,
+    turns_out,
+    n_out,
+):
     """Replay events i = 0..len(slot)-1 (global positions base + i) into the state arrays.
 
     A game marked SUSPECT is skipped from then on; rows it produced stay in the outputs
@@ -95,8 +206,7 @@ def replay_events(slot, code, seq, name, key, ndice, points, total, has_total, b
         c = code[i]
         if status == UNSEEN:
             # unknown_game (no game_start yet), or a game_start that is not seq 1
-            if c != GAME_START or gs[g, G_CONFIGURED] == 0 or seq[i] != 1 \
-                    or params[gs[g, G_RULES], RP_USABLE] == 0:
+            if c != GAME_START or gs[g, G_CONFIGURED] == 0 or seq[i] != 1 or params[gs[g, G_RULES], RP_USABLE] == 0:
                 gs[g, G_STATUS] = SUSPECT
                 continue
             gs[g, G_STATUS] = STARTED
@@ -110,8 +220,12 @@ def replay_events(slot, code, seq, name, key, ndice, points, total, has_total, b
         gs[g, G_EVENTS] += 1
         gs[g, G_LAST_POS] = pos
         # seq_error, a second game_start, play_after_game_over
-        if seq[i] != gs[g, G_LAST_SEQ] + 1 or c == GAME_START or gs[g, G_ENDED] != 0 \
-                or (gs[g, G_OVER] != 0 and c != GAME_END):
+        if (
+            seq[i] != gs[g, G_LAST_SEQ] + 1
+            or c == GAME_START
+            or gs[g, G_ENDED] != 0
+            or (gs[g, G_OVER] != 0 and c != GAME_END)
+        ):
             gs[g, G_STATUS] = SUSPECT
             continue
         gs[g, G_LAST_SEQ] = seq[i]
@@ -240,10 +354,13 @@ def replay_events(slot, code, seq, name, key, ndice, points, total, has_total, b
             before = ps[p, P_CLAIMED]
             opening = params[r, RP_OPENING]
             min_bank = params[r, RP_MIN_BANK]
-            if phase != KEPT or claimed != gs[g, T_CLAIMED_SUM] \
-                    or (opening != 0 and claimed < opening and ps[p, P_OPENED] == 0) \
-                    or (min_bank != 0 and claimed < min_bank) \
-                    or (has_total[i] != 0 and total[i] != before + claimed):
+            if (
+                phase != KEPT
+                or claimed != gs[g, T_CLAIMED_SUM]
+                or (opening != 0 and claimed < opening and ps[p, P_OPENED] == 0)
+                or (min_bank != 0 and claimed < min_bank)
+                or (has_total[i] != 0 and total[i] != before + claimed)
+            ):
                 gs[g, G_STATUS] = SUSPECT  # missing_keep, bank_mismatch, below opening/min, total
                 continue
             ps[p, P_CLAIMED] = before + claimed

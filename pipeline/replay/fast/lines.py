@@ -14,6 +14,7 @@ the reader's parse, not a slow block (a log of millions of bad lines stays linea
 Unlike the reader's fast path, unknown fields are ignored rather than refused: audit
 never shows them (ingest keeps them, so ingest does not use this module).
 """
+
 from __future__ import annotations
 
 from typing import Annotated, Any, Callable, Literal, Union
@@ -65,8 +66,9 @@ class _Line(msgspec.Struct, gc=False):
 
 
 FIELDS = _Line.__struct_fields__
-(F_GAME_ID, F_SEQ, F_TYPE, F_TS, F_PLAYER, F_DICE, F_POINTS, F_TOTAL, F_PLAYERS, F_RULES, F_WINNER,
- F_SCORES) = range(len(FIELDS))
+(F_GAME_ID, F_SEQ, F_TYPE, F_TS, F_PLAYER, F_DICE, F_POINTS, F_TOTAL, F_PLAYERS, F_RULES, F_WINNER, F_SCORES) = range(
+    len(FIELDS)
+)
 _decode_block = msgspec.json.Decoder(list[_Line]).decode
 _decode_line = msgspec.json.Decoder(_Line).decode
 _astuple = msgspec.structs.astuple
@@ -93,8 +95,15 @@ class LineBatcher:
         self._rules: dict[Any, Ruleset] = {}
         self.events = 0  # valid events seen
 
-    def block_columns(self, block: bytes, first_line: int, file: str, base: int,
-                      on_bad: Callable[[BadLine], None], n_lines: int | None = None) -> EventColumns:
+    def block_columns(
+        self,
+        block: bytes,
+        first_line: int,
+        file: str,
+        base: int,
+        on_bad: Callable[[BadLine], None],
+        n_lines: int | None = None,
+    ) -> EventColumns:
         """Columns of the valid events of `block` (lines joined by b"\\n", the first one
         numbered `first_line`), positions from `base`; each bad line goes to on_bad in order."""
         try:
@@ -109,8 +118,9 @@ class LineBatcher:
         self.events += len(cols)
         return cols
 
-    def lines_columns(self, raws: list[bytes], linenos: Any, file: str, base: int,
-                      on_bad: Callable[[BadLine], None]) -> EventColumns:
+    def lines_columns(
+        self, raws: list[bytes], linenos: Any, file: str, base: int, on_bad: Callable[[BadLine], None]
+    ) -> EventColumns:
         """The same for lines already split (and numbered) by the reader."""
         rows = self._lines_rows(list(raws), linenos, file, on_bad, whole=True)
         cols = self._gather(list(zip(*rows)) if rows else [()] * _N_FIELDS, base)
@@ -182,8 +192,9 @@ class LineBatcher:
             base=base,
         )
         for i in np.flatnonzero(code == TYPE_CODES["game_start"]).tolist():
-            cols.starts.append((base + i, int(cols.slot[i]), tuple(columns[F_PLAYERS][i]),
-                                self._ruleset(columns[F_RULES][i])))
+            cols.starts.append(
+                (base + i, int(cols.slot[i]), tuple(columns[F_PLAYERS][i]), self._ruleset(columns[F_RULES][i]))
+            )
         for i in np.flatnonzero(code == TYPE_CODES["game_end"]).tolist():
             cols.ends.append((base + i, int(cols.slot[i]), columns[F_WINNER][i], columns[F_SCORES][i]))
         return cols
@@ -248,5 +259,17 @@ class LineBatcher:
 
 def _event_row(e: Event) -> tuple:
     """An Event the reader accepted, in the Struct's field order."""
-    return (e.game_id, e.seq, e.type, e.ts, e.player, e.dice, e.points, e.total, e.players,
-            e.rules if e.rules is not None else UNSET, e.winner, e.scores)
+    return (
+        e.game_id,
+        e.seq,
+        e.type,
+        e.ts,
+        e.player,
+        e.dice,
+        e.points,
+        e.total,
+        e.players,
+        e.rules if e.rules is not None else UNSET,
+        e.winner,
+        e.scores,
+    )

@@ -8,6 +8,7 @@ game_end's scores and winner names are compared here (the kernel holds no string
 game's result is built by the reference engine's own `_result`, so the two paths cannot
 disagree about how a result reads.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -88,15 +89,40 @@ class FastReplay:
             st.configure(slot, players, rules, pos)
         n = len(cols)
         rows = n if self.records else 0
-        out = RowBlocks(np.zeros((rows, ROLL_COLUMNS), np.int64), np.zeros((rows, DECISION_COLUMNS), np.int64),
-                        np.zeros((rows, TURN_COLUMNS), np.int64))
+        out = RowBlocks(
+            np.zeros((rows, ROLL_COLUMNS), np.int64),
+            np.zeros((rows, DECISION_COLUMNS), np.int64),
+            np.zeros((rows, TURN_COLUMNS), np.int64),
+        )
         counts = np.zeros(3, np.int64)
         s = st.scores
         from pipeline.replay.fast.scoring import KEY_INDEX
 
-        self._kernel(cols.slot, cols.code, cols.seq, cols.name, cols.key, cols.ndice, cols.points, cols.total,
-                     cols.has_total, cols.base, st.gs, st.ps, KEY_INDEX, s.params, s.value, s.value_ok, s.best,
-                     s.farkle, self.records, out.rolls, out.decisions, out.turns, counts)
+        self._kernel(
+            cols.slot,
+            cols.code,
+            cols.seq,
+            cols.name,
+            cols.key,
+            cols.ndice,
+            cols.points,
+            cols.total,
+            cols.has_total,
+            cols.base,
+            st.gs,
+            st.ps,
+            KEY_INDEX,
+            s.params,
+            s.value,
+            s.value_ok,
+            s.best,
+            s.farkle,
+            self.records,
+            out.rolls,
+            out.decisions,
+            out.turns,
+            counts,
+        )
         for pos, slot, winner, scores in cols.ends:
             self._check_end(pos, slot, winner, scores)
         if not self.records:
@@ -111,8 +137,9 @@ class FastReplay:
         claimed = self._totals(slot, P_CLAIMED)
         scores = scores or {}
         players = self.state.players[slot]
-        if any(scores.get(p) != claimed[p] for p in players) \
-                or _normalise_winner(winner) != set(_winners(claimed, players)):
+        if any(scores.get(p) != claimed[p] for p in players) or _normalise_winner(winner) != set(
+            _winners(claimed, players)
+        ):
             gs[slot, G_STATUS] = SUSPECT
             return
         self._ends[slot] = (winner, scores)
@@ -134,16 +161,25 @@ class FastReplay:
         poff = int(st.gs[slot, G_POFF])
         players = st.players[slot]
         # one slice to a list: a numpy scalar read per seat cost about 4 µs
-        return dict(zip(players, st.ps[poff:poff + len(players), column].tolist()))
+        return dict(zip(players, st.ps[poff : poff + len(players), column].tolist()))
 
     def result(self, slot: int, first_ts: Any = None, last_ts: Any = None) -> GameResult:
         """The GameResult of a clean game, built by the reference engine's own code."""
         st = self.state
         players = st.players[slot]
         rules = st.rules[slot]
-        g = GameState(game_id=st.game_ids[slot], players=players, rules=rules, table=None,  # type: ignore[arg-type]
-                      order=self.order(slot), last_seq=int(st.gs[slot, G_LAST_SEQ]), last_event=None,
-                      first_ts=first_ts, last_ts=last_ts, events=int(st.gs[slot, G_EVENTS]))
+        g = GameState(
+            game_id=st.game_ids[slot],
+            players=players,
+            rules=rules,
+            table=None,  # type: ignore[arg-type]
+            order=self.order(slot),
+            last_seq=int(st.gs[slot, G_LAST_SEQ]),
+            last_event=None,
+            first_ts=first_ts,
+            last_ts=last_ts,
+            events=int(st.gs[slot, G_EVENTS]),
+        )
         assert int(st.gs[slot, G_NPL]) == len(players)
         g.claimed_total = self._totals(slot, P_CLAIMED)
         g.corrected_total = self._totals(slot, P_CORR)

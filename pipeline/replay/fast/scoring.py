@@ -5,6 +5,7 @@ count). Here every key is mapped once to a row number (0..922) through one dense
 shared by all rulesets, and each ruleset gets one row of `value`, `value_ok`, `best` and
 `farkle` per key: the kernel's lookups become two array reads.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

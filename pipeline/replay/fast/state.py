@@ -6,6 +6,7 @@ game's first `game_start` configures its row (players as name ids, ruleset row, 
 order) before the kernel meets it. Memory: one row of GAME_COLUMNS int64 per game and
 one of PLAYER_COLUMNS per seat, plus the id dicts; nothing per event.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -53,10 +54,12 @@ class FastState:
     # ---- ids -------------------------------------------------------------------------------
     def slots(self, game_ids: pa.Array) -> np.ndarray:
         """Slot of each game id (new ids get new slots, in order of first appearance)."""
-        encoded = pa.chunked_array([game_ids]).combine_chunks().dictionary_encode() \
-            if not isinstance(game_ids, pa.DictionaryArray) else game_ids
-        mapping = np.fromiter(map(self._slot, encoded.dictionary.to_pylist()), np.int64,
-                              len(encoded.dictionary))
+        encoded = (
+            pa.chunked_array([game_ids]).combine_chunks().dictionary_encode()
+            if not isinstance(game_ids, pa.DictionaryArray)
+            else game_ids
+        )
+        mapping = np.fromiter(map(self._slot, encoded.dictionary.to_pylist()), np.int64, len(encoded.dictionary))
         self.last_slots = mapping  # the distinct slots of this call's ids (audit records them per block)
         return mapping[encoded.indices.to_numpy(zero_copy_only=False)]
 
@@ -73,11 +76,13 @@ class FastState:
     def names(self, players: pa.Array) -> np.ndarray:
         """Name id of each player (nulls: -1, which matches no seat)."""
         encoded = pa.chunked_array([players]).combine_chunks().dictionary_encode()
-        mapping = np.fromiter(map(self._name, encoded.dictionary.to_pylist()), np.int64,
-                              len(encoded.dictionary))
+        mapping = np.fromiter(map(self._name, encoded.dictionary.to_pylist()), np.int64, len(encoded.dictionary))
         indices = encoded.indices
-        out = mapping[indices.fill_null(0).to_numpy(zero_copy_only=False)] if len(mapping) \
+        out = (
+            mapping[indices.fill_null(0).to_numpy(zero_copy_only=False)]
+            if len(mapping)
             else np.full(len(indices), -1, np.int64)
+        )
         if indices.null_count:
             out[np.asarray(indices.is_null())] = -1
         return out
