@@ -29,6 +29,24 @@ from pipeline.model import (
 from pipeline.replay.melds import KeptDice, bank_meld, keep_meld
 from pipeline.replay.state import KEPT, NO_ROLL, ROLLED, GameState, TraceStep, TurnState
 from pipeline.rules import Ruleset
+from pipeline.rules.play import (
+    ALL_DICE,
+    BELOW_MINIMUM,
+    BELOW_OPENING,
+    NOBODY,
+    bank_scores,
+    bank_shortfall,
+    counts_key,
+    dice_key,
+    dice_to_roll,
+    farkle_cost,
+    final_round_step,
+    game_over,
+    hot_dice,
+    opened_after_bank,
+    streak_after_bank,
+    streak_after_farkle,
+)
 from pipeline.rules.scoring import _best_keep_counts, _best_split, counts_to_dice
 from pipeline.rules.table import score_table, sub_keys
 
@@ -46,20 +64,6 @@ _FACES = (1, 2, 3, 4, 5, 6)
 
 def _counts(dice) -> tuple[int, int, int, int, int, int]:
     return tuple(map(dice.count, _FACES))  # type: ignore[return-value]
-
-
-_WEIGHT = (0, 100000, 10000, 1000, 100, 10, 1)
-_weight = _WEIGHT.__getitem__
-
-
-def _dice_key(dice) -> int:
-    """counts_key of a dice tuple without building the counts."""
-    return sum(map(_weight, dice))
-
-
-def _key(c) -> int:
-    """counts_key inlined: the hot path of replay."""
-    return c[0] * 100000 + c[1] * 10000 + c[2] * 1000 + c[3] * 100 + c[4] * 10 + c[5]
 
 
 def _corrected(table, key: int) -> int:
@@ -316,6 +320,7 @@ class Replayer:
             first_ts=ev.ts,
             last_ts=ev.ts,
             events=1,
+            final_owed=[0] * len(players),
         )
         for p in players:
             g.turns_played[p] = 0
@@ -409,8 +414,8 @@ class Replayer:
                 t.trace.append(TraceStep(ev.seq, t.player, "bank (implied)", None, claimed, corrected, total))
             self._close_turn(g, t, outcome="bank", end_seq=ev.seq, claimed=claimed, corrected=corrected, implied=True)
         else:
-            streak, penalty = self._farkle_streak(g, t.player)
-            self._apply_farkle(g, t, g.claimed_total[t.player] - penalty, streak, penalty)
+            penalty = farkle_cost(g.streak[t.player], g.rules.farkle_penalty, g.rules.penalty_after)
+            self._apply_farkle(g, t, g.claimed_total[t.player] - penalty)
             if self.trace:
                 t.trace.append(TraceStep(ev.seq, t.player, "farkle (implied)", None, 0, 0, g.claimed_total[t.player]))
             self._close_turn(g, t, outcome="farkle", end_seq=ev.seq, claimed=0, corrected=0, implied=True)
@@ -440,12 +445,7 @@ class Replayer:
                 f"seq {ev.seq}: {t.player} rolled again without keeping any dice from the "
                 f"roll {_show(t.last_roll)} at seq {t.last_roll_seq}",
             )
-            expected = len(t.last_roll or ())
-        elif phase == KEPT:
-            left = len(t.last_roll or ()) - t.kept_from_roll
-            expected = 6 if left <= 0 else left
-        else:
-            expected = 6
+        expected = dice_to_roll(len(t.last_roll or ()), t.kept_from_roll)
         if len(dice) != expected:
             v.flag(
                 "wrong_dice_count",
@@ -456,7 +456,7 @@ class Replayer:
                 expected,
             )
         # apply
-        key = _dice_key(dice)
+        key = dice_key(dice)
         table = g.table
         scored = not table.farkle[key]
         if t.decision_pending is not None:
@@ -498,7 +498,7 @@ class Replayer:
         dice = ev.dice or ()
         claimed = ev.points if ev.points is not None else 0
         table = g.table
-        key = _dice_key(dice)
+        key = dice_key(dice)
         if t.awaiting_after_bust:
             self._missed_farkle(t, ev, v)
         phase = t.phase
@@ -552,7 +552,7 @@ class Replayer:
             counts = _counts(dice)
             really = [max(0, min(counts[i], roll_counts[i] - already[i])) for i in range(6)]
             t.really_kept = tuple(t.really_kept) + counts_to_dice(really)
-            worth = _corrected(table, _key(really)) if any(really) else 0
+            worth = _corrected(table, counts_key(really)) if any(really) else 0
         else:
             worth = 0
         meld_value = value if value is not None else _corrected(table, key)
@@ -563,11 +563,10 @@ class Replayer:
             r = t.roll_pending
             r.kept, r.kept_claimed, r.kept_value = dice, claimed, worth
         t.kept_from_roll += len(dice)
-        left = len(t.last_roll or ()) - t.kept_from_roll
-        if left <= 0:
-            left = 6
-            if phase == ROLLED:
-                t.hot_dice += 1
+        rolled = len(t.last_roll or ())
+        left = dice_to_roll(rolled, t.kept_from_roll)
+        if phase == ROLLED and hot_dice(rolled, t.kept_from_roll):
+            t.hot_dice += 1
         t.phase = KEPT
         if self.records:
             opp = 0
@@ -628,7 +627,8 @@ class Replayer:
                     claimed,
                     t.claimed_sum,
                 )
-        if rules.opening and claimed < rules.opening and not g.opened[t.player]:
+        shortfall = bank_shortfall(claimed, rules.opening, rules.min_bank, g.opened[t.player])
+        if shortfall == BELOW_OPENING:
             v.flag(
                 "bank_below_opening",
                 f"seq {ev.seq}: {t.player} banked {claimed} before opening, but a "
@@ -636,7 +636,7 @@ class Replayer:
                 claimed,
                 rules.opening,
             )
-        if rules.min_bank and claimed < rules.min_bank:
+        elif shortfall == BELOW_MINIMUM:
             v.flag(
                 "bank_below_minimum",
                 f"seq {ev.seq}: {t.player} banked {claimed}, below the minimum bank of {rules.min_bank}",
@@ -665,35 +665,28 @@ class Replayer:
         rules = g.rules
         g.claimed_total[t.player] = total
         g.opened[t.player] = True
-        g.streak[t.player] = 0
+        g.streak[t.player] = streak_after_bank(g.streak[t.player])
         if t.decision_pending is not None:
             t.decision_pending.choice = "bank"
             self.out.decisions.append(t.decision_pending)
             t.decision_pending = None
-        corrected = 0 if t.went_past_bust or t.awaiting_after_bust else t.corrected_sum
-        if corrected < rules.min_bank or (not g.opened_corrected[t.player] and corrected < rules.opening):
-            corrected = 0
-        elif corrected >= rules.opening:
-            g.opened_corrected[t.player] = True
+        opened = g.opened_corrected[t.player]
+        points = 0 if t.went_past_bust or t.awaiting_after_bust else t.corrected_sum
+        corrected = bank_scores(points, rules.opening, rules.min_bank, opened)
+        g.opened_corrected[t.player] = opened_after_bank(points, rules.opening, rules.min_bank, opened)
         if t.went_past_bust or t.awaiting_after_bust:
             self._corrected_farkle(g, t.player)
         else:
-            g.streak_corrected[t.player] = 0
+            g.streak_corrected[t.player] = streak_after_bank(g.streak_corrected[t.player])
             g.corrected_total[t.player] += corrected
         return corrected
 
-    def _farkle_streak(self, g: GameState, player: str) -> tuple[int, int]:
-        """(claimed farkles in a row with this one, the penalty it costs)."""
-        rules = g.rules
-        streak = g.streak[player] + 1
-        penalty = rules.farkle_penalty if rules.farkle_penalty and streak >= rules.penalty_after else 0
-        return streak, penalty
-
-    def _apply_farkle(self, g: GameState, t: TurnState, total: int, streak: int, penalty: int) -> None:
+    def _apply_farkle(self, g: GameState, t: TurnState, total: int) -> None:
         """Both ledgers after a farkle (logged or implied)."""
+        rules = g.rules
         t.awaiting_after_bust = False
         g.claimed_total[t.player] = total
-        g.streak[t.player] = 0 if penalty else streak
+        g.streak[t.player] = streak_after_farkle(g.streak[t.player], rules.farkle_penalty, rules.penalty_after)
         t.decision_pending = None  # a farkle right after a keep: no bank-or-roll choice was logged
         self._corrected_farkle(g, t.player)
 
@@ -717,7 +710,8 @@ class Replayer:
         elif t.phase == NO_ROLL:
             v.flag("false_farkle", f"seq {ev.seq}: a farkle was declared with nothing rolled this turn")
         before = g.claimed_total[t.player]
-        streak, penalty = self._farkle_streak(g, t.player)
+        streak = g.streak[t.player] + 1  # this farkle's place in the streak, for the message
+        penalty = farkle_cost(g.streak[t.player], rules.farkle_penalty, rules.penalty_after)
         expected_total = before - penalty
         if ev.total is not None and ev.total != expected_total:
             if penalty:
@@ -738,7 +732,7 @@ class Replayer:
                 ev.total,
                 expected_total,
             )
-        self._apply_farkle(g, t, ev.total if ev.total is not None else expected_total, streak, penalty)
+        self._apply_farkle(g, t, ev.total if ev.total is not None else expected_total)
         if self.trace:
             self._trace(t, ev, claimed=0, worth=0, total=g.claimed_total[t.player])
         if v.code is not None:
@@ -747,11 +741,9 @@ class Replayer:
 
     def _corrected_farkle(self, g: GameState, player: str) -> None:
         rules = g.rules
-        streak = g.streak_corrected[player] + 1
-        if rules.farkle_penalty and streak >= rules.penalty_after:
-            g.corrected_total[player] -= rules.farkle_penalty
-            streak = 0
-        g.streak_corrected[player] = streak
+        streak = g.streak_corrected[player]
+        g.corrected_total[player] -= farkle_cost(streak, rules.farkle_penalty, rules.penalty_after)
+        g.streak_corrected[player] = streak_after_farkle(streak, rules.farkle_penalty, rules.penalty_after)
 
     def _close_turn(
         self,
@@ -770,8 +762,7 @@ class Replayer:
             t.decision_pending = None
         if self.records:
             if t.phase == KEPT:
-                left = len(t.last_roll or ()) - t.kept_from_roll
-                dice_left = 6 if left <= 0 else left
+                dice_left = dice_to_roll(len(t.last_roll or ()), t.kept_from_roll)
             elif t.phase == ROLLED:
                 dice_left = len(t.last_roll or ())
             else:
@@ -800,23 +791,12 @@ class Replayer:
         g.turn = None
         if outcome == "open":
             return
-        if t.player in g.claimed_total:
-            idx = g.players.index(t.player)
-            g.next_player = (idx + 1) % len(g.players)
-        self._after_turn(g, t.player)
-
-    def _after_turn(self, g: GameState, player: str) -> None:
-        """Track the final round: once someone reaches the target, every other player gets one turn."""
-        if g.reached_by is None:
-            if g.claimed_total[player] >= g.rules.target:
-                g.reached_by = player
-                g.final_round_left = set(g.players) - {player}
-                if not g.final_round_left:
-                    g.over = True
-            return
-        g.final_round_left.discard(player)
-        if not g.final_round_left:
-            g.over = True
+        seat = g.players.index(t.player)
+        g.next_player = (seat + 1) % len(g.players)
+        g.reached, g.final_left = final_round_step(
+            seat, g.claimed_total[t.player], g.rules.target, g.reached, g.final_owed, g.final_left
+        )
+        g.over = game_over(g.reached, g.final_left)
 
     # ------------------------------------------------------------------ game end
     def _game_end(self, g: GameState, ev: Event, v: _Verdict) -> None:
@@ -833,14 +813,14 @@ class Replayer:
                 )
                 break
         named = _normalise_winner(ev.winner)
-        if g.reached_by is None:
+        if g.reached == NOBODY:
             v.flag("wrong_winner", f"seq {ev.seq}: game_end comes before anyone reached the target of {g.rules.target}")
         elif not g.over:
-            left = ", ".join(p for p in g.players if p in g.final_round_left)
+            left = ", ".join(p for p, owed in zip(g.players, g.final_owed) if owed)
             v.flag(
                 "wrong_winner",
                 f"seq {ev.seq}: game_end comes before the final round was played out "
-                f"({left} still to play after {g.reached_by} reached {g.rules.target})",
+                f"({left} still to play after {g.players[g.reached]} reached {g.rules.target})",
             )
         else:
             best = set(_winners(g.claimed_total, g.players))
@@ -882,7 +862,7 @@ def _reveals_lost_end(g: GameState, t: TurnState, ev: Event) -> bool:
     return (
         ev.type == "roll"
         and ev.player in g.claimed_total
-        and len(ev.dice or ()) == 6
+        and len(ev.dice or ()) == ALL_DICE
         and (t.phase == KEPT or (t.phase == ROLLED and not t.last_roll_scored))
     )
 
@@ -906,13 +886,6 @@ def _lost_end_message(ev: Event, lost: TurnState) -> str:
 
 def _names(names: set[str]) -> str:
     return " and ".join(sorted(names)) if names else "nobody"
-
-
-def _keep_value(g: GameState, counts) -> int | None:
-    if sum(counts) <= 6:
-        return g.table.value[_key(counts)]
-    found = _best_split(counts, g.rules)
-    return None if found is None else found[0]
 
 
 def _breakdown(g: GameState, counts) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from pipeline.replay.melds import KeptDice
 from pipeline.rules import Ruleset
+from pipeline.rules.play import NOBODY
 from pipeline.rules.table import ScoreTable
 
 NO_ROLL, ROLLED, KEPT = "no_roll", "rolled", "kept"
@@ -80,8 +81,9 @@ class GameState:
     opened_corrected: dict[str, bool] = field(default_factory=dict)
     streak: dict[str, int] = field(default_factory=dict)  # claimed farkles in a row
     streak_corrected: dict[str, int] = field(default_factory=dict)
-    reached_by: str | None = None  # first player whose claimed total reached the target
-    final_round_left: set[str] = field(default_factory=set)
+    reached: int = NOBODY  # seat of the first player whose claimed total reached the target
+    final_owed: list[int] = field(default_factory=list)  # per seat: 1 while a final-round turn is owed
+    final_left: int = 0  # final-round turns still owed
     over: bool = False  # final round played out
     ended: bool = False  # game_end replayed
     end_winner: object = None

@@ -13,6 +13,8 @@ from functools import lru_cache
 from itertools import product
 from typing import Iterable
 
+from pipeline.rules import play
+from pipeline.rules.play import counts_key
 from pipeline.rules.ruleset import Ruleset
 from pipeline.rules.scoring import (
     Counts,
@@ -23,23 +25,13 @@ from pipeline.rules.scoring import (
     format_breakdown,
 )
 
-_WEIGHTS = (100000, 10000, 1000, 100, 10, 1)
-
-
-def counts_key(counts: Iterable[int]) -> int:
-    """Integer key of a multiset: face counts as decimal digits, 1s first (11155 -> 300020)."""
-    return sum(n * w for n, w in zip(counts, _WEIGHTS))
-
-
-_DIE_WEIGHT = (0,) + _WEIGHTS
-
 
 def dice_key(dice: Iterable[int]) -> int:
-    """Key straight from the dice (validated): one weight per die, no counts built."""
+    """The dice key (`pipeline.rules.play`) of dice checked first: one weight per die, no counts built."""
     dice = tuple(dice)
     if not all(type(d) is int and 1 <= d <= 6 for d in dice):
         dice_counts(dice)  # raises with the offending die named
-    return sum(map(_DIE_WEIGHT.__getitem__, dice))
+    return play.dice_key(dice)
 
 
 @dataclass(frozen=True)

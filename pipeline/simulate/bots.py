@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from pipeline.rules import Ruleset, counts_key, dice_counts
+from pipeline.rules.play import dice_to_roll
 
 NEVER = 10**12
 
@@ -110,7 +111,7 @@ class PolicyPlayer:
 
             dice, _ = self.policy.best_keep(points, roll, opened)
             value = score_table(self.rules).value[counts_key(dice_counts(dice))]
-            left = len(roll) - len(dice) or 6
+            left = dice_to_roll(len(roll), len(dice))
             bank = self.policy.best_action(points + value, left, opened) == self._bank
             hit = self._memo[memo_key] = ((sorted(dice), value, len(dice)), bank)
         return hit

@@ -12,6 +12,7 @@ from functools import lru_cache
 from itertools import product
 
 from pipeline.rules import Ruleset, counts_key, score_table
+from pipeline.rules.play import key_counts
 from pipeline.rules.scoring import counts_to_dice
 
 POW6 = (1, 6, 36, 216, 1296, 7776, 46656)
@@ -55,7 +56,7 @@ class DiceTables:
         value = table.value
         by_key: dict[int, dict[str, tuple | None]] = {}
         for row in table.rows:
-            counts = tuple(int(c) for c in f"{row.key:06d}")
+            counts = key_counts(row.key)
             if row.is_farkle:
                 by_key[row.key] = {s: None for s in KEEP_STYLES}
                 continue

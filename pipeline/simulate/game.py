@@ -17,6 +17,16 @@ from functools import lru_cache
 from typing import Any
 
 from pipeline.rules import BUILTIN_RULESETS, Ruleset
+from pipeline.rules.play import (
+    NOBODY,
+    bank_floor,
+    dice_to_roll,
+    farkle_cost,
+    final_round_step,
+    game_over,
+    streak_after_bank,
+    streak_after_farkle,
+)
 from pipeline.simulate.bots import BOTS, DEFAULT_BOTS, policy_player
 from pipeline.simulate.dice import POW6, dice_tables, rolls_by_index
 
@@ -147,8 +157,9 @@ def play_game(
     totals = [0] * n
     opened = [False] * n
     streak = [0] * n
-    first = -1  # seat of the first player to reach the target
+    first = NOBODY  # seat of the first player to reach the target
     remaining = 0  # turns left in the final round
+    owed = [0] * n  # per seat: a final-round turn still owed
     p = 0
     turns = 0
     tired = TIRED_AFTER * n
@@ -163,7 +174,7 @@ def play_game(
                 f"(best total {max(totals)}): under these rules (farkle_penalty {penalty} every "
                 f"{after} farkle(s) in a row) the bots cannot win; lower the penalty or the target"
             )
-        need = min_bank if opened[p] else max(opening, min_bank)
+        need = bank_floor(opening, min_bank, opened[p])
         pol = policies[p]
         pts = 0
         left = 6
@@ -192,15 +203,12 @@ def play_game(
             seq += 1
             ts = prefix + hms[t - day_end + 86400]
             if c is None:
-                s = streak[p] + 1
                 if penalty:
-                    if s == after:
-                        totals[p] -= penalty
-                        s = 0
+                    totals[p] -= farkle_cost(streak[p], penalty, after)
                     app({"game_id": gid, "seq": seq, "ts": ts, "type": "farkle", "player": name, "total": totals[p]})
                 else:
                     app({"game_id": gid, "seq": seq, "ts": ts, "type": "farkle", "player": name})
-                streak[p] = s
+                streak[p] = streak_after_farkle(streak[p], penalty, after)
                 break
             # Bank with the highest-value keep if the bot would bank after it; else keep
             # in the bot's own style (a smaller keep, to roll more dice) and roll on.
@@ -212,8 +220,8 @@ def play_game(
             bank = False
             bpts = pts + b[1]
             if bpts >= need:
-                bleft = left - b[2] or 6
-                if first < 0:
+                bleft = dice_to_roll(left, b[2])
+                if first == NOBODY:
                     bank = bpts >= bars[bleft] if pol is None else says_bank
                 else:
                     best = max(totals[q] for q in range(n) if q != p)
@@ -225,7 +233,7 @@ def play_game(
                 )
                 totals[p] += bpts
                 opened[p] = True
-                streak[p] = 0
+                streak[p] = streak_after_bank(streak[p])
                 t += 1 + (idx & 3)
                 if t >= day_end:
                     day = t // 86400
@@ -245,17 +253,10 @@ def play_game(
                 break
             kdice, kval, kn = c
             pts += kval
-            left -= kn
-            if left == 0:
-                left = 6
+            left = dice_to_roll(left, kn)
             app({"game_id": gid, "seq": seq, "ts": ts, "type": "keep", "player": name, "dice": kdice, "points": kval})
-        if first < 0:
-            if totals[p] >= target:
-                first = p
-                remaining = n - 1
-        else:
-            remaining -= 1
-        if first >= 0 and remaining == 0:
+        first, remaining = final_round_step(p, totals[p], target, first, owed, remaining)
+        if game_over(first, remaining):
             break
         p += 1
         if p == n:

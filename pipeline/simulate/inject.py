@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from pipeline.model import FINDING_CODES
 from pipeline.rules import Ruleset, counts_key, dice_counts
+from pipeline.rules.play import farkle_cost, streak_after_bank, streak_after_farkle
 from pipeline.simulate.check import bank_is_cross_roll, check_game, keep_is_cross_roll, meld_subsets, value_of
 from pipeline.simulate.dice import dice_tables
 from pipeline.simulate.writer import encode
@@ -154,16 +155,14 @@ def recompute(ev: list, ctx: Ctx) -> None:
             if (id(e), "total") not in frozen:
                 e["total"] = totals[owner] + e["points"]
             totals[owner] = e["total"]
-            streak[owner] = 0
+            streak[owner] = streak_after_bank(streak[owner])
             owner = None
         elif t == "farkle":
-            s = streak[owner] + 1
-            due = penalty if penalty and s == after else 0
             if penalty or "total" in e:
                 if (id(e), "total") not in frozen:
-                    e["total"] = totals[owner] - due
+                    e["total"] = totals[owner] - farkle_cost(streak[owner], penalty, after)
                 totals[owner] = e["total"]
-            streak[owner] = 0 if due else s
+            streak[owner] = streak_after_farkle(streak[owner], penalty, after)
             owner = None
         elif t == "game_end":
             if (id(e), "scores") not in frozen:

@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from pipeline.rules import Ruleset, RulesetError
 from pipeline.rules.scoring import counts_to_dice
+from pipeline.rules.play import key_counts
 from pipeline.rules.table import dice_key, score_table, sub_keys
 from pipeline.strategy.export import policy_table
 from pipeline.strategy.solver import BANK, MODEL_NOTE, ROLL, TOL, Policy, solve
@@ -116,7 +117,7 @@ def policy_tables(ruleset_texts: Sequence[str | None]) -> dict[str, pa.Table]:
                 v = table.value[sub]
                 if v is None:
                     continue
-                kept = counts_to_dice(_key_counts(sub))
+                kept = counts_to_dice(key_counts(sub))
                 keeps["ruleset"].append(text)
                 keeps["roll_key"].append(row.key)
                 keeps["kept_key"].append(sub)
@@ -129,10 +130,6 @@ def policy_tables(ruleset_texts: Sequence[str | None]) -> dict[str, pa.Table]:
         "policy_tail": pa.table(tail, schema=TAIL_SCHEMA),
         "keep_options": pa.table(keeps, schema=KEEPS_SCHEMA),
     }
-
-
-def _key_counts(key: int) -> tuple[int, ...]:
-    return tuple((key // w) % 10 for w in (100000, 10000, 1000, 100, 10, 1))
 
 
 # ---- judging in Python (the coach; the reference the SQL is tested against) ----------

@@ -68,6 +68,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from pipeline.rules.ruleset import Ruleset
 from pipeline.rules.scoring import counts_to_dice, dice_counts
+from pipeline.rules.play import key_counts
 from pipeline.rules.table import counts_key, score_table, sub_keys
 
 MODEL_NOTE = (
@@ -82,11 +83,6 @@ TOL = 1e-7  # points: roll only when it beats banking by more than this
 #: that share no divisor (grid 1) or huge single scores (a lone 1 = 100,000) need millions.
 SOLVER_STATE_BUDGET = 30_000
 BANK, ROLL = "bank", "roll"
-_WEIGHTS = (100000, 10000, 1000, 100, 10, 1)
-
-
-def _key_counts(key: int) -> tuple[int, ...]:
-    return tuple((key // w) % 10 for w in _WEIGHTS)
 
 
 def _multisets(n: int) -> Iterable[tuple[int, ...]]:
@@ -149,7 +145,7 @@ def moves(rules: Ruleset) -> Moves:
                 v = table.value[sub]
                 if v is None:
                     continue
-                k = sum(_key_counts(sub))
+                k = sum(key_counts(sub))
                 nxt = 6 if k == n else n - k
                 if v > best_by_next.get(nxt, -1):
                     best_by_next[nxt] = v
@@ -425,7 +421,7 @@ class Policy:
             v = table.value[sub]
             if v is None:
                 continue
-            kept = counts_to_dice(_key_counts(sub))
+            kept = counts_to_dice(key_counts(sub))
             k = len(kept)
             out.append((kept, self.value(points + v, 6 if k == n else n - k, opened)))
         out.sort(key=lambda kv: (-kv[1], len(kv[0]), kv[0]))

@@ -21,10 +21,10 @@ from pipeline.model import Event
 from pipeline.replay.engine import Replayer
 from pipeline.replay.fast import kernel as K
 from pipeline.replay.fast.runner import EventColumns, FastReplay, RowBlocks
+from pipeline.replay.fast.scoring import dice_keys
 from pipeline.rules import Ruleset
 
 TYPE_NAMES = pa.array(sorted(K.TYPE_CODES, key=K.TYPE_CODES.get))
-_DIE_WEIGHT = np.array([0, 100000, 10000, 1000, 100, 10, 1], np.int64)
 DERIVED = ("turns", "rolls", "decisions", "games", "game_players", "findings")
 
 
@@ -32,12 +32,7 @@ def event_columns(events: pa.Table, fast: FastReplay, default_rules: Ruleset, ba
     """The kernel's integer columns of an EVENTS table, and its game_starts and game_ends."""
     st = fast.state
     code = pc.index_in(events.column("type"), value_set=TYPE_NAMES).fill_null(-1).to_numpy().astype(np.int64)
-    dice = events.column("dice")
-    ndice = pc.list_value_length(dice).fill_null(0).to_numpy().astype(np.int64)
-    faces = pc.list_flatten(dice).to_numpy().astype(np.int64)
-    weights = np.concatenate([[0], np.cumsum(_DIE_WEIGHT[faces])])
-    ends = np.cumsum(ndice)
-    key = weights[ends] - weights[ends - ndice]
+    key, ndice = dice_keys(events.column("dice"))
     total = events.column("total")
     cols = EventColumns(
         slot=st.slots(events.column("game_id").combine_chunks()),

@@ -18,6 +18,22 @@ player slots, start order); the loop does the rest.
 
 from __future__ import annotations
 
+from pipeline.rules.play import (
+    BANK_OK,
+    NOBODY,
+    bank_scores,
+    bank_shortfall,
+    dice_to_roll,
+    farkle_cost,
+    final_round_step,
+    game_over,
+    hot_dice,
+    key_within,
+    opened_after_bank,
+    streak_after_bank,
+    streak_after_farkle,
+)
+
 # event type codes
 GAME_START, ROLL, KEEP, BANK, FARKLE, GAME_END = 0, 1, 2, 3, 4, 5
 TYPE_CODES = {
@@ -149,20 +165,6 @@ OUTCOME_BANK, OUTCOME_FARKLE = 0, 1
 RP_USABLE, RP_OPENING, RP_MIN_BANK, RP_PENALTY, RP_PENALTY_AFTER, RP_TARGET = 0, 1, 2, 3, 4, 5
 
 
-def is_sub_multiset(key, roll_key):
-    """Were the kept dice (key) all in the roll (roll_key)? Digit by digit: counts per face."""
-    if key <= 0:
-        return False
-    k = key
-    r = roll_key
-    for _ in range(6):
-        if k % 10 > r % 10:
-            return False
-        k //= 10
-        r //= 10
-    return True
-
-
 def replay_events(
     slot,
     code,
@@ -214,7 +216,7 @@ def replay_events(
             gs[g, G_EVENTS] = 1
             gs[g, G_LAST_POS] = pos
             gs[g, G_NEXT] = 0
-            gs[g, G_REACHED] = -1
+            gs[g, G_REACHED] = NOBODY
             gs[g, G_END_POS] = -1
             continue
         gs[g, G_EVENTS] += 1
@@ -233,7 +235,7 @@ def replay_events(
         if c == GAME_END:
             # wrong_winner unless the final round was played out; scores and the winner's
             # names are compared by the caller, which holds them
-            if gs[g, G_REACHED] < 0 or gs[g, G_OVER] == 0:
+            if gs[g, G_OVER] == 0:
                 gs[g, G_STATUS] = SUSPECT
                 continue
             gs[g, G_ENDED] = 1
@@ -286,12 +288,7 @@ def replay_events(
             if phase == ROLLED:
                 gs[g, G_STATUS] = SUSPECT  # missing_keep
                 continue
-            expected = 6
-            if phase == KEPT:
-                left = gs[g, T_LAST_N] - gs[g, T_KEPT_FROM]
-                if left > 0:
-                    expected = left
-            if ndice[i] != expected:
+            if ndice[i] != dice_to_roll(gs[g, T_LAST_N], gs[g, T_KEPT_FROM]):
                 gs[g, G_STATUS] = SUSPECT  # wrong_dice_count
                 continue
             k = key_index[key[i]]
@@ -319,7 +316,7 @@ def replay_events(
             gs[g, R_KEEP_POS] = -1
             gs[g, R_POINTS_BEFORE] = gs[g, T_CORR_SUM]
         elif c == KEEP:
-            if phase != ROLLED or not is_sub_multiset(key[i], gs[g, T_LAST_KEY]):
+            if phase != ROLLED or not key_within(key[i], gs[g, T_LAST_KEY]):
                 gs[g, G_STATUS] = SUSPECT  # kept_not_rolled
                 continue
             k = key_index[key[i]]
@@ -334,9 +331,8 @@ def replay_events(
                 gs[g, R_KEPT_CLAIMED] = points[i]
                 gs[g, R_KEPT_VALUE] = worth
             gs[g, T_KEPT_FROM] += ndice[i]
-            left = gs[g, T_LAST_N] - gs[g, T_KEPT_FROM]
-            if left <= 0:
-                left = 6
+            left = dice_to_roll(gs[g, T_LAST_N], gs[g, T_KEPT_FROM])
+            if hot_dice(gs[g, T_LAST_N], gs[g, T_KEPT_FROM]):
                 gs[g, T_HOT] += 1
             gs[g, T_PHASE] = KEPT
             opp = 0
@@ -357,25 +353,23 @@ def replay_events(
             if (
                 phase != KEPT
                 or claimed != gs[g, T_CLAIMED_SUM]
-                or (opening != 0 and claimed < opening and ps[p, P_OPENED] == 0)
-                or (min_bank != 0 and claimed < min_bank)
+                or bank_shortfall(claimed, opening, min_bank, ps[p, P_OPENED] != 0) != BANK_OK
                 or (has_total[i] != 0 and total[i] != before + claimed)
             ):
                 gs[g, G_STATUS] = SUSPECT  # missing_keep, bank_mismatch, below opening/min, total
                 continue
             ps[p, P_CLAIMED] = before + claimed
             ps[p, P_OPENED] = 1
-            ps[p, P_STREAK] = 0
+            ps[p, P_STREAK] = streak_after_bank(ps[p, P_STREAK])
             if records and gs[g, D_PENDING] != 0:
                 _decision_row(dec_out, n_dec, g, pos, gs, CHOICE_BANK, -1)
                 n_dec += 1
             gs[g, D_PENDING] = 0
-            corrected = gs[g, T_CORR_SUM]
-            if corrected < min_bank or (ps[p, P_OPENED_C] == 0 and corrected < opening):
-                corrected = 0
-            elif corrected >= opening:
-                ps[p, P_OPENED_C] = 1
-            ps[p, P_STREAK_C] = 0
+            points_c = gs[g, T_CORR_SUM]
+            opened_c = ps[p, P_OPENED_C] != 0
+            corrected = bank_scores(points_c, opening, min_bank, opened_c)
+            ps[p, P_OPENED_C] = 1 if opened_after_bank(points_c, opening, min_bank, opened_c) else 0
+            ps[p, P_STREAK_C] = streak_after_bank(ps[p, P_STREAK_C])
             ps[p, P_CORR] += corrected
             if records:
                 if gs[g, R_PENDING] != 0:
@@ -389,24 +383,17 @@ def replay_events(
                 gs[g, G_STATUS] = SUSPECT  # false_farkle
                 continue
             gs[g, T_AWAIT] = 0
-            before = ps[p, P_CLAIMED]
-            streak = ps[p, P_STREAK] + 1
             fp = params[r, RP_PENALTY]
-            penalty = 0
-            if fp != 0 and streak >= params[r, RP_PENALTY_AFTER]:
-                penalty = fp
-            expected_total = before - penalty
+            after = params[r, RP_PENALTY_AFTER]
+            expected_total = ps[p, P_CLAIMED] - farkle_cost(ps[p, P_STREAK], fp, after)
             if has_total[i] != 0 and total[i] != expected_total:
                 gs[g, G_STATUS] = SUSPECT  # penalty_error
                 continue
             ps[p, P_CLAIMED] = expected_total
-            ps[p, P_STREAK] = 0 if penalty != 0 else streak
+            ps[p, P_STREAK] = streak_after_farkle(ps[p, P_STREAK], fp, after)
             gs[g, D_PENDING] = 0
-            streak_c = ps[p, P_STREAK_C] + 1
-            if fp != 0 and streak_c >= params[r, RP_PENALTY_AFTER]:
-                ps[p, P_CORR] -= fp
-                streak_c = 0
-            ps[p, P_STREAK_C] = streak_c
+            ps[p, P_CORR] -= farkle_cost(ps[p, P_STREAK_C], fp, after)
+            ps[p, P_STREAK_C] = streak_after_farkle(ps[p, P_STREAK_C], fp, after)
             if records:
                 if gs[g, R_PENDING] != 0:
                     _roll_row(rolls_out, n_rolls, g, pos, gs)
@@ -467,8 +454,7 @@ def _turn_row(out, n, g, pos, gs, ps, p, outcome, claimed, corrected):
     out[n, TU_CORRECTED] = corrected
     phase = gs[g, T_PHASE]
     if phase == KEPT:
-        left = gs[g, T_LAST_N] - gs[g, T_KEPT_FROM]
-        out[n, TU_DICE_LEFT] = 6 if left <= 0 else left
+        out[n, TU_DICE_LEFT] = dice_to_roll(gs[g, T_LAST_N], gs[g, T_KEPT_FROM])
     elif phase == ROLLED:
         out[n, TU_DICE_LEFT] = gs[g, T_LAST_N]
     else:
@@ -478,25 +464,16 @@ def _turn_row(out, n, g, pos, gs, ps, p, outcome, claimed, corrected):
 
 
 def _end_turn(g, seat, gs, ps, target):
-    """Close the turn; track the final round (once someone reaches the target, every other
-    player gets one more turn, then the game is over)."""
+    """Close the turn: the next seat is due, and the final round moves on."""
     gs[g, T_OPEN] = 0
     gs[g, R_PENDING] = 0
     gs[g, D_PENDING] = 0
     poff = gs[g, G_POFF]
     npl = gs[g, G_NPL]
     gs[g, G_NEXT] = (seat + 1) % npl
-    if gs[g, G_REACHED] < 0:
-        if ps[poff + seat, P_CLAIMED] >= target:
-            gs[g, G_REACHED] = seat
-            gs[g, G_FINAL_LEFT] = npl - 1
-            for s in range(npl):
-                ps[poff + s, P_FINAL] = 0 if s == seat else 1
-            if npl == 1:
-                gs[g, G_OVER] = 1
-        return
-    if ps[poff + seat, P_FINAL] != 0:
-        ps[poff + seat, P_FINAL] = 0
-        gs[g, G_FINAL_LEFT] -= 1
-    if gs[g, G_FINAL_LEFT] == 0:
-        gs[g, G_OVER] = 1
+    reached, left = final_round_step(
+        seat, ps[poff + seat, P_CLAIMED], target, gs[g, G_REACHED], ps[poff : poff + npl, P_FINAL], gs[g, G_FINAL_LEFT]
+    )
+    gs[g, G_REACHED] = reached
+    gs[g, G_FINAL_LEFT] = left
+    gs[g, G_OVER] = 1 if game_over(reached, left) else 0

@@ -31,6 +31,7 @@ from pipeline.reader.timestamps import TS_PATTERN
 from pipeline.reader.validate import INT64_MAX, INT64_MIN
 from pipeline.replay.fast.kernel import TYPE_CODES
 from pipeline.replay.fast.runner import EventColumns
+from pipeline.replay.fast.scoring import dice_keys
 from pipeline.replay.fast.state import FastState
 from pipeline.rules import Ruleset, RulesetError
 
@@ -78,7 +79,6 @@ _MsgspecError = (msgspec.MsgspecError, RecursionError)
 _N_FIELDS = len(FIELDS)
 
 
-_DIE_WEIGHT = np.array([0, 100000, 10000, 1000, 100, 10, 1], np.int64)
 _CODE_OF = TYPE_CODES.__getitem__
 
 
@@ -173,12 +173,7 @@ class LineBatcher:
         total = pa.array(columns[F_TOTAL], pa.int64())
         if check:
             self._check(columns, code, dice, player, points, total)
-        # the dice key (one decimal digit per face count) by a cumulative sum over all faces
-        ndice = pc.list_value_length(dice).fill_null(0).to_numpy().astype(np.int64)
-        faces = pc.list_flatten(dice).to_numpy().astype(np.int64)
-        weights = np.concatenate([[0], np.cumsum(_DIE_WEIGHT[faces])])
-        ends = np.cumsum(ndice)
-        key = weights[ends] - weights[ends - ndice]
+        key, ndice = dice_keys(dice)
         cols = EventColumns(
             slot=st.slots(pa.array(columns[F_GAME_ID], pa.string())),
             code=code,

@@ -11,11 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.rules import Ruleset
+from pipeline.rules.play import FACE_WEIGHTS, MAX_KEY
 from pipeline.rules.table import score_table
 
-MAX_KEY = 600000  # six 1s: the largest key
+_FACE_WEIGHTS = np.array(FACE_WEIGHTS, np.int64)
 VALUE_LIMIT = 2**31  # knob or table values beyond this: the reference replays (sums stay far from int64 overflow)
 
 
@@ -27,6 +30,18 @@ def _key_index() -> tuple[np.ndarray, list[int]]:
 
 
 KEY_INDEX, KEYS = _key_index()
+
+
+def dice_keys(dice: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """(dice key, number of dice) of each row of a list column of faces, 0 and 0 for a null:
+    one cumulative sum of face weights over all the faces, differenced at the row ends."""
+    ndice = pc.list_value_length(dice).fill_null(0).to_numpy().astype(np.int64)
+    faces = pc.list_flatten(dice).to_numpy().astype(np.int64)
+    weights = np.concatenate([[0], np.cumsum(_FACE_WEIGHTS[faces])])
+    ends = np.cumsum(ndice)
+    return weights[ends] - weights[ends - ndice], ndice
+
+
 N_KEYS = len(KEYS)
 
 # columns of the ruleset parameter matrix
