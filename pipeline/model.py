@@ -8,42 +8,119 @@ records; renaming or removing one breaks ingest's Parquet schemas (pipeline/data
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 EVENT_TYPES = ("game_start", "roll", "keep", "bank", "farkle", "game_end")
-TURN_EVENT_TYPES = ("roll", "keep", "bank", "farkle")
 
-# Finding codes in the order log-format.md lists them; severity is error except these.
-WARNING_CODES = frozenset({"game_incomplete"})
-FINDING_CODES = (
-    "bad_json",
-    "bad_event",
-    "unknown_game",
-    "seq_error",
-    "play_after_game_over",
-    "wrong_player",
-    "missed_farkle",
-    "missing_keep",
-    "wrong_dice_count",
-    "kept_not_rolled",
-    "non_scoring_kept",
-    "cross_roll_meld",
-    "scoring_error",
-    "bank_mismatch",
-    "bank_below_opening",
-    "bank_below_minimum",
-    "total_mismatch",
-    "false_farkle",
-    "penalty_error",
-    "final_score_mismatch",
-    "wrong_winner",
-    "missing_turn_end",
-    "game_incomplete",
-    "sheet_points_mismatch",
-    "sheet_total_mismatch",
-    "sheet_extra_turn",
-    "sheet_missing_turn",
+ERROR, WARNING = "error", "warning"
+# The rows of log-format.md's Findings table: the event (or place) a code is given on.
+ANY_LINE, ROLL, KEEP, BANK, FARKLE, GAME_END, END_OF_INPUT, SCORESHEET = (
+    "any line",
+    "roll",
+    "keep",
+    "bank",
+    "farkle",
+    "game_end",
+    "end of input",
+    "scoresheet",
 )
+
+
+class Code(StrEnum):
+    """Every finding code, in the order log-format.md lists them: its severity and meaning.
+
+    The one registry: `FINDING_CODES`, severities, the precedence rows (`PRECEDENCE`), the
+    fast kernel's code numbers (`Code.id`) and the injector's codes come from it, and the
+    docs' tables are tested against it. A member is its plain string ("seq_error"), so
+    findings serialise exactly as before.
+    """
+
+    BAD_JSON = "bad_json", "the line is not strict JSON"
+    BAD_EVENT = "bad_event", "JSON, but not a valid event (a field, a die, the type, ts or the ruleset)"
+    UNKNOWN_GAME = "unknown_game", "an event of a game with no valid game_start before it"
+    SEQ_ERROR = "seq_error", "a seq gap, repeat or step back, a game_start not at seq 1, or a second game_start"
+    PLAY_AFTER_GAME_OVER = "play_after_game_over", "an event after the final round was played out or after game_end"
+    WRONG_PLAYER = "wrong_player", "an event by a player whose turn it is not, or by a name not in players"
+    MISSED_FARKLE = "missed_farkle", "the turn went on after a roll that scored nothing"
+    MISSING_KEEP = "missing_keep", "a roll or a bank with no keep since the latest roll"
+    WRONG_DICE_COUNT = "wrong_dice_count", "a roll of other than the dice left to roll"
+    KEPT_NOT_ROLLED = "kept_not_rolled", "kept dice the latest roll did not have, or a keep with no roll before it"
+    NON_SCORING_KEPT = "non_scoring_kept", "no split of the keep uses every kept die"
+    CROSS_ROLL_MELD = "cross_roll_meld", "a claim that scores dice of different rolls as one combination"
+    SCORING_ERROR = "scoring_error", "a keep claimed at other than its value"
+    BANK_MISMATCH = "bank_mismatch", "bank points other than the sum of the turn's claimed keeps"
+    BANK_BELOW_OPENING = "bank_below_opening", "a bank below the opening threshold by a player not yet opened"
+    BANK_BELOW_MINIMUM = "bank_below_minimum", "a bank below min_bank"
+    TOTAL_MISMATCH = "total_mismatch", "a bank's total other than the previous claimed total plus its points"
+    FALSE_FARKLE = "false_farkle", "a farkle declared when the roll before it scored, or with no roll before it"
+    PENALTY_ERROR = "penalty_error", "a farkle's total other than the total after any penalty due"
+    FINAL_SCORE_MISMATCH = "final_score_mismatch", "a game_end score other than that player's last claimed total"
+    WRONG_WINNER = "wrong_winner", "a game_end before the final round was played out, or naming other winners"
+    MISSING_TURN_END = "missing_turn_end", "a turn with no bank or farkle: a lost line, or a log that ends inside it"
+    GAME_INCOMPLETE = "game_incomplete", "a game whose log ends without a game_end", WARNING
+    SHEET_POINTS_MISMATCH = "sheet_points_mismatch", "a scoresheet row's points other than the turn's corrected ones"
+    SHEET_TOTAL_MISMATCH = "sheet_total_mismatch", "a scoresheet row's total other than the corrected total then"
+    SHEET_EXTRA_TURN = "sheet_extra_turn", "a scoresheet row of a turn never played, a duplicate or a game not logged"
+    SHEET_MISSING_TURN = "sheet_missing_turn", "a turn played in a scoresheet's game that has no row"
+
+    def __new__(cls, value: str, meaning: str, severity: str = ERROR) -> "Code":
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.meaning = meaning
+        member.severity = severity
+        member.id = len(cls.__members__) + 1  # 1, 2, ...: the kernel's number for it (0: none)
+        return member
+
+    meaning: str
+    severity: str
+    id: int
+
+    @property
+    def rows(self) -> tuple[str, ...]:
+        """The rows of the Findings table the code is in (missed_farkle is in three)."""
+        return tuple(row for row, codes in PRECEDENCE.items() if self in codes)
+
+
+#: log-format.md's Findings table: per row, its codes in precedence order. An event gets at
+#: most one finding, the first code of its row that applies ("any line" comes first for
+#: every event).
+PRECEDENCE: dict[str, tuple[Code, ...]] = {
+    ANY_LINE: (
+        Code.BAD_JSON,
+        Code.BAD_EVENT,
+        Code.UNKNOWN_GAME,
+        Code.SEQ_ERROR,
+        Code.PLAY_AFTER_GAME_OVER,
+        Code.WRONG_PLAYER,
+    ),
+    ROLL: (Code.MISSING_TURN_END, Code.MISSED_FARKLE, Code.MISSING_KEEP, Code.WRONG_DICE_COUNT),
+    KEEP: (Code.MISSED_FARKLE, Code.KEPT_NOT_ROLLED, Code.NON_SCORING_KEPT, Code.CROSS_ROLL_MELD, Code.SCORING_ERROR),
+    BANK: (
+        Code.MISSED_FARKLE,
+        Code.MISSING_KEEP,
+        Code.CROSS_ROLL_MELD,
+        Code.BANK_MISMATCH,
+        Code.BANK_BELOW_OPENING,
+        Code.BANK_BELOW_MINIMUM,
+        Code.TOTAL_MISMATCH,
+    ),
+    FARKLE: (Code.FALSE_FARKLE, Code.PENALTY_ERROR),
+    GAME_END: (Code.FINAL_SCORE_MISMATCH, Code.WRONG_WINNER),
+    END_OF_INPUT: (Code.MISSING_TURN_END, Code.GAME_INCOMPLETE),
+    SCORESHEET: (
+        Code.SHEET_POINTS_MISMATCH,
+        Code.SHEET_TOTAL_MISMATCH,
+        Code.SHEET_EXTRA_TURN,
+        Code.SHEET_MISSING_TURN,
+    ),
+}
+
+#: The codes in log-format.md's order, as plain strings.
+FINDING_CODES: tuple[str, ...] = tuple(code.value for code in Code)
+WARNING_CODES = frozenset(code.value for code in Code if code.severity == WARNING)
+#: The codes a log itself can carry (the scoresheet codes compare a sheet with a log).
+LOG_CODES: tuple[Code, ...] = tuple(code for code in Code if SCORESHEET not in code.rows)
 
 
 @dataclass(slots=True)
@@ -118,7 +195,8 @@ class Finding:
 
 
 def severity_of(code: str) -> str:
-    return "warning" if code in WARNING_CODES else "error"
+    """The severity of a code, given as a Code or its string."""
+    return Code(code).severity
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pytest
 
 from pipeline.dataset import batches
-from pipeline.model import Event
+from pipeline.model import Code, Event
 from pipeline.reader import parse_line
 from pipeline.replay.partition import reference_partition, replay_partition
 from pipeline.replay.fast import kernel as K
@@ -64,7 +64,38 @@ def assert_same_tables(events: pa.Table, rules: Ruleset = STANDARD, *, jit: bool
                 for i, (x, y) in enumerate(zip(a, b)):
                     assert x == y, f"{name}.{column} row {i}: fast {y!r}, reference {x!r}"
             raise AssertionError(f"{name} differs")  # pragma: no cover
+    assert_kernel_codes(events, rules, expected["findings"], jit=jit)
     return got
+
+
+#: What the kernel records for a reference code it cannot tell apart: it does not search
+#: melds (a wrong claim is all it sees), and it does not replay an implied turn end (so it
+#: cannot see that the end closed the final round).
+KERNEL_READS = {
+    Code.CROSS_ROLL_MELD: {Code.SCORING_ERROR, Code.BANK_MISMATCH},
+    Code.PLAY_AFTER_GAME_OVER: {Code.MISSING_TURN_END},
+}
+
+
+def assert_kernel_codes(events: pa.Table, rules: Ruleset, findings: pa.Table, *, jit: bool = True) -> None:
+    """A game the kernel calls clean has no finding in the reference, and a game it gives up
+    on gets, as the reference's first finding, the code the kernel recorded (G_CODE)."""
+    fast = FastReplay(rules, records=False, jit=jit)
+    fast.feed(event_columns(events, fast, rules))
+    first: dict[str, Code] = {}
+    for game_id, code in zip(findings.column("game_id").to_pylist(), findings.column("code").to_pylist()):
+        first.setdefault(game_id, Code(code))
+    clean = fast.clean()
+    for slot, game_id in enumerate(fast.state.game_ids):
+        kernel_code = fast.first_code(slot)
+        if clean[slot]:
+            assert game_id not in first, f"{game_id}: the kernel called it clean, the reference found {first[game_id]}"
+        elif kernel_code is not None:
+            reference = first.get(game_id)
+            assert reference is not None, f"{game_id}: the kernel gave up ({kernel_code}), the reference found nothing"
+            assert kernel_code == reference or kernel_code in KERNEL_READS.get(reference, ()), (
+                f"{game_id}: the kernel gave up for {kernel_code}, the reference's first finding is {reference}"
+            )
 
 
 def simulated(

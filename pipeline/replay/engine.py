@@ -18,19 +18,18 @@ from typing import Iterable
 
 from pipeline.model import (
     BadLine,
+    Code,
     DecisionRecord,
     Event,
     Finding,
     GameResult,
     RollRecord,
     TurnRecord,
-    severity_of,
 )
 from pipeline.replay.melds import KeptDice, bank_meld, keep_meld
 from pipeline.replay.state import KEPT, NO_ROLL, ROLLED, GameState, TraceStep, TurnState
 from pipeline.rules import Ruleset
 from pipeline.rules.play import (
-    ALL_DICE,
     BELOW_MINIMUM,
     BELOW_OPENING,
     NOBODY,
@@ -44,6 +43,7 @@ from pipeline.rules.play import (
     game_over,
     hot_dice,
     opened_after_bank,
+    reveals_lost_end,
     streak_after_bank,
     streak_after_farkle,
 )
@@ -81,14 +81,14 @@ def winner_names(winner: object) -> list[str] | None:
     return list(winner)  # type: ignore[call-overload]
 
 
-def _winners(totals: dict[str, int], players: tuple[str, ...]) -> list[str]:
+def winners(totals: dict[str, int], players: tuple[str, ...]) -> list[str]:
     if not totals:
         return []
     best = max(totals.values())
     return [p for p in players if totals.get(p) == best]
 
 
-def _normalise_winner(winner: object) -> set[str]:
+def normalise_winner(winner: object) -> set[str]:
     if isinstance(winner, str):
         return {winner}
     if isinstance(winner, (list, tuple)):
@@ -112,9 +112,9 @@ class _Verdict:
     __slots__ = ("code", "message", "claimed", "expected", "player")
 
     def __init__(self) -> None:
-        self.code: str | None = None
+        self.code: Code | None = None
 
-    def flag(self, code: str, message: str, claimed=None, expected=None, player=None) -> None:
+    def flag(self, code: Code, message: str, claimed=None, expected=None, player=None) -> None:
         if self.code is None:
             self.code, self.message, self.claimed, self.expected, self.player = (
                 code,
@@ -167,7 +167,7 @@ class Replayer:
                     file,
                     line,
                     t.player,
-                    "missing_turn_end",
+                    Code.MISSING_TURN_END,
                     f"seq {seq}: the log ends inside {t.player}'s turn {t.turn} (from seq "
                     f"{t.start_seq}): no bank or farkle ended it",
                     ts=last.ts,
@@ -181,17 +181,17 @@ class Replayer:
                     file,
                     line,
                     None,
-                    "game_incomplete",
+                    Code.GAME_INCOMPLETE,
                     f"seq {seq}: the log of game {g.game_id} ends here, without a game_end",
                     ts=last.ts,
                 )
-            self.out.games.append(self._result(g))
+            self.out.games.append(self.game_result(g))
             if self.trace and g.timeline:
                 self.out.timelines[g.game_id] = g.timeline
 
     # ------------------------------------------------------------------ findings
     def _finding(
-        self, g: GameState | None, seq, file, line, player, code, message, claimed=None, expected=None, ts=None
+        self, g: GameState | None, seq, file, line, player, code: Code, message, claimed=None, expected=None, ts=None
     ):
         if g is not None:
             g.findings += 1
@@ -202,8 +202,8 @@ class Replayer:
                 file=file,
                 line=line,
                 player=player,
-                code=code,
-                severity=severity_of(code),
+                code=code.value,
+                severity=code.severity,
                 message=message,
                 claimed=claimed,
                 expected=expected,
@@ -212,6 +212,7 @@ class Replayer:
         )
 
     def _bad_line(self, bad: BadLine) -> None:
+        code = Code(bad.code)
         self.out.findings.append(
             Finding(
                 game_id=bad.game_id,
@@ -219,8 +220,8 @@ class Replayer:
                 file=bad.file,
                 line=bad.line,
                 player=bad.player,
-                code=bad.code,
-                severity=severity_of(bad.code),
+                code=code.value,
+                severity=code.severity,
                 message=f"line {bad.line}: {bad.reason}",
             )
         )
@@ -242,8 +243,8 @@ class Replayer:
                         ev.file,
                         ev.line,
                         ev.player,
-                        "unknown_game",
-                        "error",
+                        Code.UNKNOWN_GAME.value,
+                        Code.UNKNOWN_GAME.severity,
                         f"seq {ev.seq}: this {ev.type} belongs to game {ev.game_id}, which has no game_start before it",
                         ts=ev.ts,
                     )
@@ -262,21 +263,23 @@ class Replayer:
                 if ev.seq == g.last_seq
                 else (f"goes back from seq {g.last_seq}")
             )
-            self._emit(g, ev, "seq_error", f"seq {ev.seq} {what}: this {ev.type} is not replayed", ev.seq, expected_seq)
+            self._emit(
+                g, ev, Code.SEQ_ERROR, f"seq {ev.seq} {what}: this {ev.type} is not replayed", ev.seq, expected_seq
+            )
             return
         if ev.seq > expected_seq:
-            v.flag("seq_error", _gap_message(ev.seq, expected_seq), ev.seq, expected_seq)
+            v.flag(Code.SEQ_ERROR, _gap_message(ev.seq, expected_seq), ev.seq, expected_seq)
         g.last_seq = ev.seq
         if ev.type == "game_start":
             v.flag(
-                "seq_error",
+                Code.SEQ_ERROR,
                 f"seq {ev.seq}: game {g.game_id} has already started; this second game_start is not replayed",
             )
             self._emit_verdict(g, ev, v)
             return
         if g.ended or (g.over and ev.type != "game_end"):
             why = "after the game_end" if g.ended else "after the final round was played out"
-            v.flag("play_after_game_over", f"seq {ev.seq}: a {ev.type} {why}; it is not replayed")
+            v.flag(Code.PLAY_AFTER_GAME_OVER, f"seq {ev.seq}: a {ev.type} {why}; it is not replayed")
             self._emit_verdict(g, ev, v)
             return
         if ev.type == "game_end":
@@ -304,7 +307,7 @@ class Replayer:
             if g.turn is not None:
                 g.turn.flagged = True
                 if self.trace and g.turn.trace:
-                    g.turn.trace[-1].code = v.code
+                    g.turn.trace[-1].code = v.code.value
 
     def _start(self, ev: Event) -> None:
         rules = ev.rules if ev.rules is not None else self.default_rules
@@ -335,7 +338,7 @@ class Replayer:
             self._emit(
                 g,
                 ev,
-                "seq_error",
+                Code.SEQ_ERROR,
                 f"seq {ev.seq}: the game_start has seq {ev.seq}, but a game starts at seq 1",
                 ev.seq,
                 1,
@@ -364,7 +367,7 @@ class Replayer:
             self._supply_lost_end(g, lost, ev)
             if g.over:  # the implied end finished the final round: this roll comes after it
                 v.flag(
-                    "play_after_game_over",
+                    Code.PLAY_AFTER_GAME_OVER,
                     f"seq {ev.seq}: {named} rolls after the final round was "
                     f"played out (the end of {lost.player}'s turn, lost from the log, was its last "
                     "turn); it is not replayed",
@@ -375,19 +378,19 @@ class Replayer:
             due = g.players[g.next_player] if g.players else named
             if named not in g.claimed_total:
                 v.flag(
-                    "wrong_player",
+                    Code.WRONG_PLAYER,
                     f"seq {ev.seq}: {named!r} is not a player of this game "
                     f"(players: {', '.join(g.players)}); the {ev.type} is taken as {due}'s, "
                     "whose turn it is",
                 )
                 owner = due
             elif named != due:
-                v.flag("wrong_player", f"seq {ev.seq}: {named} {ev.type}s but it is {due}'s turn")
+                v.flag(Code.WRONG_PLAYER, f"seq {ev.seq}: {named} {ev.type}s but it is {due}'s turn")
                 owner = named if ev.type == "roll" else due
             else:
                 owner = named
             if lost is not None:
-                v.flag("missing_turn_end", _lost_end_message(ev, lost), player=lost.player)
+                v.flag(Code.MISSING_TURN_END, _lost_end_message(ev, lost), player=lost.player)
             t = self._open_turn(g, owner, ev)
         elif named != t.player:
             if named not in g.claimed_total:
@@ -395,7 +398,7 @@ class Replayer:
             else:
                 who = named
             v.flag(
-                "wrong_player",
+                Code.WRONG_PLAYER,
                 f"seq {ev.seq}: {who} logged a {ev.type} inside {t.player}'s open turn "
                 f"(from seq {t.start_seq}); it is taken as {t.player}'s {ev.type}",
             )
@@ -426,7 +429,7 @@ class Replayer:
             t.awaiting_after_bust = False
             t.went_past_bust = True
             v.flag(
-                "missed_farkle",
+                Code.MISSED_FARKLE,
                 f"seq {ev.seq}: the roll {_show(t.last_roll)} at seq {t.last_roll_seq} "
                 f"scored nothing, so the turn ended there in a farkle, but it went on with a {ev.type}",
             )
@@ -441,14 +444,14 @@ class Replayer:
         phase = t.phase
         if phase == ROLLED:
             v.flag(
-                "missing_keep",
+                Code.MISSING_KEEP,
                 f"seq {ev.seq}: {t.player} rolled again without keeping any dice from the "
                 f"roll {_show(t.last_roll)} at seq {t.last_roll_seq}",
             )
         expected = dice_to_roll(len(t.last_roll or ()), t.kept_from_roll)
         if len(dice) != expected:
             v.flag(
-                "wrong_dice_count",
+                Code.WRONG_DICE_COUNT,
                 f"seq {ev.seq}: {t.player} rolled {len(dice)} "
                 f"{'die' if len(dice) == 1 else 'dice'} {_show(dice)}, but {expected} "
                 f"{'was' if expected == 1 else 'were'} left to roll",
@@ -506,23 +509,23 @@ class Replayer:
         all_rolled = phase == ROLLED and key in sub_keys()[t.last_roll_key]
         if phase != ROLLED:
             if phase == NO_ROLL:
-                v.flag("kept_not_rolled", f"seq {ev.seq}: kept {_plain(dice)}, but nothing was rolled this turn")
+                v.flag(Code.KEPT_NOT_ROLLED, f"seq {ev.seq}: kept {_plain(dice)}, but nothing was rolled this turn")
             else:
                 v.flag(
-                    "kept_not_rolled",
+                    Code.KEPT_NOT_ROLLED,
                     f"seq {ev.seq}: kept {_plain(dice)}, but nothing was rolled since the "
                     f"keep at seq {t.keeps[-1].seq if t.keeps else '?'}",
                 )
         elif not all_rolled:
             v.flag(
-                "kept_not_rolled",
+                Code.KEPT_NOT_ROLLED,
                 f"seq {ev.seq}: kept {_plain(dice)} from the roll {_show(t.last_roll)}: "
                 f"{_shortfall(_counts(dice), _counts(t.last_roll))}",
             )
         value = table.value[key]
         if value is None:
             v.flag(
-                "non_scoring_kept",
+                Code.NON_SCORING_KEPT,
                 f"seq {ev.seq}: kept {_plain(dice)} and claimed {claimed}, but {_idle_dice(g, dice)}",
                 claimed,
                 None,
@@ -531,10 +534,10 @@ class Replayer:
             counts = _counts(dice)
             meld = keep_meld(counts, value, claimed, t.keeps, g.rules)
             if meld is not None:
-                v.flag("cross_roll_meld", _keep_meld_message(ev, t, dice, claimed, value, meld), claimed, value)
+                v.flag(Code.CROSS_ROLL_MELD, _keep_meld_message(ev, t, dice, claimed, value, meld), claimed, value)
             else:
                 v.flag(
-                    "scoring_error",
+                    Code.SCORING_ERROR,
                     f"seq {ev.seq}: kept {_plain(dice)} from the roll {_show(t.last_roll)} "
                     f"and claimed {claimed}, but that keep is worth {value} ({_breakdown(g, counts)})",
                     claimed,
@@ -600,11 +603,12 @@ class Replayer:
         if t.phase != KEPT:
             if t.phase == NO_ROLL:
                 v.flag(
-                    "missing_keep", f"seq {ev.seq}: {t.player} banked {claimed} with nothing rolled or kept this turn"
+                    Code.MISSING_KEEP,
+                    f"seq {ev.seq}: {t.player} banked {claimed} with nothing rolled or kept this turn",
                 )
             else:
                 v.flag(
-                    "missing_keep",
+                    Code.MISSING_KEEP,
                     f"seq {ev.seq}: {t.player} banked {claimed} without keeping any dice "
                     f"from the roll {_show(t.last_roll)} at seq {t.last_roll_seq}",
                 )
@@ -613,7 +617,7 @@ class Replayer:
             if meld is not None:
                 parts = " and ".join(f"{_plain(k.dice)} (kept at seq {k.seq})" for k in meld.keeps)
                 v.flag(
-                    "cross_roll_meld",
+                    Code.CROSS_ROLL_MELD,
                     f"seq {ev.seq}: banked {claimed} by counting {parts}, dice of "
                     f"different rolls, as one combination ({meld.breakdown}); the keeps claimed "
                     f"{t.claimed_sum}",
@@ -622,7 +626,7 @@ class Replayer:
                 )
             else:
                 v.flag(
-                    "bank_mismatch",
+                    Code.BANK_MISMATCH,
                     f"seq {ev.seq}: banked {claimed}, but the keeps of this turn claimed {t.claimed_sum} in all",
                     claimed,
                     t.claimed_sum,
@@ -630,7 +634,7 @@ class Replayer:
         shortfall = bank_shortfall(claimed, rules.opening, rules.min_bank, g.opened[t.player])
         if shortfall == BELOW_OPENING:
             v.flag(
-                "bank_below_opening",
+                Code.BANK_BELOW_OPENING,
                 f"seq {ev.seq}: {t.player} banked {claimed} before opening, but a "
                 f"first bank needs at least {rules.opening}",
                 claimed,
@@ -638,7 +642,7 @@ class Replayer:
             )
         elif shortfall == BELOW_MINIMUM:
             v.flag(
-                "bank_below_minimum",
+                Code.BANK_BELOW_MINIMUM,
                 f"seq {ev.seq}: {t.player} banked {claimed}, below the minimum bank of {rules.min_bank}",
                 claimed,
                 rules.min_bank,
@@ -647,7 +651,7 @@ class Replayer:
         total = ev.total if ev.total is not None else before + claimed
         if total != before + claimed:
             v.flag(
-                "total_mismatch",
+                Code.TOTAL_MISMATCH,
                 f"seq {ev.seq}: {t.player} banked {claimed} on a total of {before}, "
                 f"which makes {before + claimed}, but the total given is {total}",
                 total,
@@ -695,7 +699,7 @@ class Replayer:
         if t.phase == ROLLED and t.last_roll_scored:
             best = g.table.best[t.last_roll_key]
             v.flag(
-                "false_farkle",
+                Code.FALSE_FARKLE,
                 f"seq {ev.seq}: a farkle was declared, but the roll {_show(t.last_roll)} at "
                 f"seq {t.last_roll_seq} scores (its best keep is worth {best})",
                 0,
@@ -703,12 +707,12 @@ class Replayer:
             )
         elif t.phase == KEPT:
             v.flag(
-                "false_farkle",
+                Code.FALSE_FARKLE,
                 f"seq {ev.seq}: a farkle was declared right after the keep at seq "
                 f"{t.keeps[-1].seq if t.keeps else '?'}, with no roll in between",
             )
         elif t.phase == NO_ROLL:
-            v.flag("false_farkle", f"seq {ev.seq}: a farkle was declared with nothing rolled this turn")
+            v.flag(Code.FALSE_FARKLE, f"seq {ev.seq}: a farkle was declared with nothing rolled this turn")
         before = g.claimed_total[t.player]
         streak = g.streak[t.player] + 1  # this farkle's place in the streak, for the message
         penalty = farkle_cost(g.streak[t.player], rules.farkle_penalty, rules.penalty_after)
@@ -727,7 +731,7 @@ class Replayer:
             else:
                 why = f"this game has no farkle penalty, so the total stays {before}"
             v.flag(
-                "penalty_error",
+                Code.PENALTY_ERROR,
                 f"seq {ev.seq}: the farkle gives {t.player} a total of {ev.total}, but {why}",
                 ev.total,
                 expected_total,
@@ -804,7 +808,7 @@ class Replayer:
         for p in g.players:
             if scores.get(p) != g.claimed_total[p]:
                 v.flag(
-                    "final_score_mismatch",
+                    Code.FINAL_SCORE_MISMATCH,
                     f"seq {ev.seq}: game_end gives {p} {scores.get(p)}, but "
                     f"{p}'s last claimed total is {g.claimed_total[p]}",
                     scores.get(p),
@@ -812,21 +816,23 @@ class Replayer:
                     player=p,
                 )
                 break
-        named = _normalise_winner(ev.winner)
+        named = normalise_winner(ev.winner)
         if g.reached == NOBODY:
-            v.flag("wrong_winner", f"seq {ev.seq}: game_end comes before anyone reached the target of {g.rules.target}")
+            v.flag(
+                Code.WRONG_WINNER, f"seq {ev.seq}: game_end comes before anyone reached the target of {g.rules.target}"
+            )
         elif not g.over:
             left = ", ".join(p for p, owed in zip(g.players, g.final_owed) if owed)
             v.flag(
-                "wrong_winner",
+                Code.WRONG_WINNER,
                 f"seq {ev.seq}: game_end comes before the final round was played out "
                 f"({left} still to play after {g.players[g.reached]} reached {g.rules.target})",
             )
         else:
-            best = set(_winners(g.claimed_total, g.players))
+            best = set(winners(g.claimed_total, g.players))
             if named != best:
                 v.flag(
-                    "wrong_winner",
+                    Code.WRONG_WINNER,
                     f"seq {ev.seq}: game_end names {_names(named)} as the winner, but the "
                     f"highest claimed total is {_names(best)}'s ({max(g.claimed_total.values())})",
                 )
@@ -836,7 +842,7 @@ class Replayer:
         if v.code is not None:
             self._emit_verdict(g, ev, v)
 
-    def _result(self, g: GameState) -> GameResult:
+    def game_result(self, g: GameState) -> GameResult:
         """The game's one claimed result is its first game_end (a later one is not replayed):
         no game_end, no claimed winner, however far ahead someone's claimed total is."""
         scores = g.end_scores or {}
@@ -848,7 +854,7 @@ class Replayer:
             claimed=claimed,
             corrected=dict(g.corrected_total),
             winner_claimed=winner_names(g.end_winner) if g.ended else None,
-            winner_corrected=_winners(g.corrected_total, g.players) or None,
+            winner_corrected=winners(g.corrected_total, g.players) or None,
             complete=g.ended,
             first_ts=g.first_ts,
             last_ts=g.last_ts,
@@ -862,8 +868,7 @@ def _reveals_lost_end(g: GameState, t: TurnState, ev: Event) -> bool:
     return (
         ev.type == "roll"
         and ev.player in g.claimed_total
-        and len(ev.dice or ()) == ALL_DICE
-        and (t.phase == KEPT or (t.phase == ROLLED and not t.last_roll_scored))
+        and reveals_lost_end(len(ev.dice or ()), t.phase == KEPT, t.phase == ROLLED and not t.last_roll_scored)
     )
 
 

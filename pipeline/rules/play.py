@@ -82,6 +82,13 @@ def hot_dice(rolled: int, kept: int) -> bool:
     return rolled - kept <= 0
 
 
+def reveals_lost_end(dice: int, after_keep: bool, after_nothing_scored: bool) -> bool:
+    """A roll of `dice` by another player of the game inside an open turn shows that the
+    line ending that turn was lost when it is of six dice and the turn's latest event is a
+    keep or a roll that scored nothing (log-format.md, "a lost turn end")."""
+    return dice == ALL_DICE and (after_keep or after_nothing_scored)
+
+
 # ---- the bank floor ----------------------------------------------------------------------
 BANK_OK, BELOW_OPENING, BELOW_MINIMUM = 0, 1, 2
 

@@ -22,7 +22,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from pipeline.model import FINDING_CODES
+from pipeline.model import LOG_CODES, SCORESHEET, Code
 from pipeline.rules import Ruleset, counts_key, dice_counts
 from pipeline.rules.play import farkle_cost, streak_after_bank, streak_after_farkle
 from pipeline.simulate.check import bank_is_cross_roll, check_game, keep_is_cross_roll, meld_subsets, value_of
@@ -30,14 +30,14 @@ from pipeline.simulate.dice import dice_tables
 from pipeline.simulate.writer import encode
 
 #: Codes an injection can plant: every finding of a log (not of a scoresheet), in
-#: log-format.md's order. missing_turn_end is planted two ways: a log cut off mid-turn (with
-#: game_incomplete: "a game cut off mid-turn gets both"), or a turn-ending line dropped so
-#: that the next player's six dice reveal it (log-format.md, "a lost turn end").
-INJECTABLE = tuple(code for code in FINDING_CODES if not code.startswith("sheet_"))
+#: log-format.md's order; each has its `inj_<code>` below. missing_turn_end is planted two
+#: ways: a log cut off mid-turn (with game_incomplete: "a game cut off mid-turn gets both"),
+#: or a turn-ending line dropped so that the next player's six dice reveal it.
+INJECTABLE = tuple(code.value for code in LOG_CODES)
 NOT_INJECTABLE = {
-    code: "a scoresheet finding: it compares a hand-kept CSV with the log, no log edit makes it"
-    for code in FINDING_CODES
-    if code.startswith("sheet_")
+    code.value: "a scoresheet finding: it compares a hand-kept CSV with the log, no log edit makes it"
+    for code in Code
+    if SCORESHEET in code.rows
 }
 #: Knob a code needs, checked before trying: (knob, why).
 NEEDS = {

@@ -28,7 +28,7 @@ from pipeline.rules import play
 #: Modules whose functions or constants the compiled kernel holds.
 DEPENDENCIES = (play, model)
 #: The kernel's functions that run compiled (the rest of kernel.py is constants).
-KERNEL_FUNCTIONS = ("_decision_row", "_roll_row", "_turn_row", "_end_turn", "replay_events")
+KERNEL_FUNCTIONS = ("_give_up", "_other_seat", "_decision_row", "_roll_row", "_turn_row", "_end_turn", "replay_events")
 
 _COMPILED = None
 

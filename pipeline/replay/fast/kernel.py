@@ -18,8 +18,10 @@ player slots, start order); the loop does the rest.
 
 from __future__ import annotations
 
+from pipeline.model import Code
 from pipeline.rules.play import (
     BANK_OK,
+    BELOW_OPENING,
     NOBODY,
     bank_scores,
     bank_shortfall,
@@ -30,6 +32,7 @@ from pipeline.rules.play import (
     hot_dice,
     key_within,
     opened_after_bank,
+    reveals_lost_end,
     streak_after_bank,
     streak_after_farkle,
 )
@@ -47,6 +50,28 @@ TYPE_CODES = {
 
 # game status
 UNSEEN, STARTED, SUSPECT = 0, 1, 2
+# why a game is SUSPECT (G_CODE): the registry's number of the finding the reference will
+# give first (pipeline.model.Code.id; FastReplay.first_code reads it back), or BEYOND: no
+# finding, the game is only outside what the kernel replays (a ruleset's values too large)
+BEYOND = -1
+C_UNKNOWN_GAME = Code.UNKNOWN_GAME.id
+C_SEQ_ERROR = Code.SEQ_ERROR.id
+C_PLAY_AFTER_GAME_OVER = Code.PLAY_AFTER_GAME_OVER.id
+C_WRONG_PLAYER = Code.WRONG_PLAYER.id
+C_MISSING_TURN_END = Code.MISSING_TURN_END.id
+C_MISSED_FARKLE = Code.MISSED_FARKLE.id
+C_MISSING_KEEP = Code.MISSING_KEEP.id
+C_WRONG_DICE_COUNT = Code.WRONG_DICE_COUNT.id
+C_KEPT_NOT_ROLLED = Code.KEPT_NOT_ROLLED.id
+C_NON_SCORING_KEPT = Code.NON_SCORING_KEPT.id
+C_SCORING_ERROR = Code.SCORING_ERROR.id  # or cross_roll_meld: the kernel does not search melds
+C_BANK_MISMATCH = Code.BANK_MISMATCH.id  # or cross_roll_meld
+C_BANK_BELOW_OPENING = Code.BANK_BELOW_OPENING.id
+C_BANK_BELOW_MINIMUM = Code.BANK_BELOW_MINIMUM.id
+C_TOTAL_MISMATCH = Code.TOTAL_MISMATCH.id
+C_FALSE_FARKLE = Code.FALSE_FARKLE.id
+C_PENALTY_ERROR = Code.PENALTY_ERROR.id
+C_WRONG_WINNER = Code.WRONG_WINNER.id
 # turn phase
 NO_ROLL, ROLLED, KEPT = 0, 1, 2
 
@@ -67,6 +92,7 @@ NO_ROLL, ROLLED, KEPT = 0, 1, 2
     G_ENDED,
     G_END_POS,
     G_LAST_POS,
+    G_CODE,
     # the open turn
     T_OPEN,
     T_SEAT,
@@ -102,7 +128,7 @@ NO_ROLL, ROLLED, KEPT = 0, 1, 2
     D_OPP,
     D_CORR,
     GAME_COLUMNS,
-) = range(47)
+) = range(48)
 
 # ---- per-seat state columns (a game's seats are rows G_POFF .. G_POFF + G_NPL - 1) -------
 (P_NAME, P_TURNS, P_CLAIMED, P_CORR, P_OPENED, P_OPENED_C, P_STREAK, P_STREAK_C, P_FINAL, PLAYER_COLUMNS) = range(10)
@@ -207,9 +233,14 @@ def replay_events(
         pos = base + i
         c = code[i]
         if status == UNSEEN:
-            # unknown_game (no game_start yet), or a game_start that is not seq 1
-            if c != GAME_START or gs[g, G_CONFIGURED] == 0 or seq[i] != 1 or params[gs[g, G_RULES], RP_USABLE] == 0:
-                gs[g, G_STATUS] = SUSPECT
+            if c != GAME_START or gs[g, G_CONFIGURED] == 0:
+                _give_up(gs, g, C_UNKNOWN_GAME)  # no game_start yet
+                continue
+            if seq[i] != 1:
+                _give_up(gs, g, C_SEQ_ERROR)
+                continue
+            if params[gs[g, G_RULES], RP_USABLE] == 0:
+                _give_up(gs, g, BEYOND)
                 continue
             gs[g, G_STATUS] = STARTED
             gs[g, G_LAST_SEQ] = seq[i]
@@ -221,25 +252,23 @@ def replay_events(
             continue
         gs[g, G_EVENTS] += 1
         gs[g, G_LAST_POS] = pos
-        # seq_error, a second game_start, play_after_game_over
-        if (
-            seq[i] != gs[g, G_LAST_SEQ] + 1
-            or c == GAME_START
-            or gs[g, G_ENDED] != 0
-            or (gs[g, G_OVER] != 0 and c != GAME_END)
-        ):
-            gs[g, G_STATUS] = SUSPECT
+        if seq[i] != gs[g, G_LAST_SEQ] + 1 or c == GAME_START:
+            _give_up(gs, g, C_SEQ_ERROR)  # a gap, a repeat, a step back, a second game_start
+            continue
+        if gs[g, G_ENDED] != 0 or (gs[g, G_OVER] != 0 and c != GAME_END):
+            _give_up(gs, g, C_PLAY_AFTER_GAME_OVER)
             continue
         gs[g, G_LAST_SEQ] = seq[i]
         r = gs[g, G_RULES]
         if c == GAME_END:
             # wrong_winner unless the final round was played out; scores and the winner's
-            # names are compared by the caller, which holds them
+            # names are compared by the caller, which holds them (a score that differs comes
+            # first: the caller then says final_score_mismatch)
+            gs[g, G_END_POS] = pos
             if gs[g, G_OVER] == 0:
-                gs[g, G_STATUS] = SUSPECT
+                _give_up(gs, g, C_WRONG_WINNER)
                 continue
             gs[g, G_ENDED] = 1
-            gs[g, G_END_POS] = pos
             continue
         # a turn event: whose is it?
         poff = gs[g, G_POFF]
@@ -250,11 +279,11 @@ def replay_events(
                 seat = s
                 break
         if seat < 0:
-            gs[g, G_STATUS] = SUSPECT  # wrong_player: not a player of this game
+            _give_up(gs, g, C_WRONG_PLAYER)  # not a player of this game
             continue
         if gs[g, T_OPEN] == 0:
             if seat != gs[g, G_NEXT]:
-                gs[g, G_STATUS] = SUSPECT  # wrong_player: not their turn
+                _give_up(gs, g, C_WRONG_PLAYER)  # not their turn
                 continue
             p = poff + seat
             ps[p, P_TURNS] += 1
@@ -277,19 +306,19 @@ def replay_events(
             gs[g, R_PENDING] = 0
             gs[g, D_PENDING] = 0
         elif seat != gs[g, T_SEAT]:
-            gs[g, G_STATUS] = SUSPECT  # wrong_player inside an open turn (or a lost turn end)
+            _give_up(gs, g, _other_seat(c, ndice[i], seat, gs[g, T_SEAT], npl, gs[g, T_PHASE], gs[g, T_LAST_SCORED]))
             continue
         p = poff + seat
         if gs[g, T_AWAIT] != 0 and c != FARKLE:
-            gs[g, G_STATUS] = SUSPECT  # missed_farkle
+            _give_up(gs, g, C_MISSED_FARKLE)
             continue
         phase = gs[g, T_PHASE]
         if c == ROLL:
             if phase == ROLLED:
-                gs[g, G_STATUS] = SUSPECT  # missing_keep
+                _give_up(gs, g, C_MISSING_KEEP)
                 continue
             if ndice[i] != dice_to_roll(gs[g, T_LAST_N], gs[g, T_KEPT_FROM]):
-                gs[g, G_STATUS] = SUSPECT  # wrong_dice_count
+                _give_up(gs, g, C_WRONG_DICE_COUNT)
                 continue
             k = key_index[key[i]]
             scored = 1 - farkle[r, k]
@@ -317,11 +346,14 @@ def replay_events(
             gs[g, R_POINTS_BEFORE] = gs[g, T_CORR_SUM]
         elif c == KEEP:
             if phase != ROLLED or not key_within(key[i], gs[g, T_LAST_KEY]):
-                gs[g, G_STATUS] = SUSPECT  # kept_not_rolled
+                _give_up(gs, g, C_KEPT_NOT_ROLLED)
                 continue
             k = key_index[key[i]]
-            if value_ok[r, k] == 0 or points[i] != value[r, k]:
-                gs[g, G_STATUS] = SUSPECT  # non_scoring_kept, cross_roll_meld, scoring_error
+            if value_ok[r, k] == 0:
+                _give_up(gs, g, C_NON_SCORING_KEPT)
+                continue
+            if points[i] != value[r, k]:
+                _give_up(gs, g, C_SCORING_ERROR)
                 continue
             worth = value[r, k]
             gs[g, T_CLAIMED_SUM] += points[i]
@@ -350,13 +382,18 @@ def replay_events(
             before = ps[p, P_CLAIMED]
             opening = params[r, RP_OPENING]
             min_bank = params[r, RP_MIN_BANK]
-            if (
-                phase != KEPT
-                or claimed != gs[g, T_CLAIMED_SUM]
-                or bank_shortfall(claimed, opening, min_bank, ps[p, P_OPENED] != 0) != BANK_OK
-                or (has_total[i] != 0 and total[i] != before + claimed)
-            ):
-                gs[g, G_STATUS] = SUSPECT  # missing_keep, bank_mismatch, below opening/min, total
+            if phase != KEPT:
+                _give_up(gs, g, C_MISSING_KEEP)
+                continue
+            if claimed != gs[g, T_CLAIMED_SUM]:
+                _give_up(gs, g, C_BANK_MISMATCH)
+                continue
+            shortfall = bank_shortfall(claimed, opening, min_bank, ps[p, P_OPENED] != 0)
+            if shortfall != BANK_OK:
+                _give_up(gs, g, C_BANK_BELOW_OPENING if shortfall == BELOW_OPENING else C_BANK_BELOW_MINIMUM)
+                continue
+            if has_total[i] != 0 and total[i] != before + claimed:
+                _give_up(gs, g, C_TOTAL_MISMATCH)
                 continue
             ps[p, P_CLAIMED] = before + claimed
             ps[p, P_OPENED] = 1
@@ -380,14 +417,14 @@ def replay_events(
             _end_turn(g, seat, gs, ps, params[r, RP_TARGET])
         elif c == FARKLE:
             if phase != ROLLED or gs[g, T_LAST_SCORED] != 0:
-                gs[g, G_STATUS] = SUSPECT  # false_farkle
+                _give_up(gs, g, C_FALSE_FARKLE)
                 continue
             gs[g, T_AWAIT] = 0
             fp = params[r, RP_PENALTY]
             after = params[r, RP_PENALTY_AFTER]
             expected_total = ps[p, P_CLAIMED] - farkle_cost(ps[p, P_STREAK], fp, after)
             if has_total[i] != 0 and total[i] != expected_total:
-                gs[g, G_STATUS] = SUSPECT  # penalty_error
+                _give_up(gs, g, C_PENALTY_ERROR)
                 continue
             ps[p, P_CLAIMED] = expected_total
             ps[p, P_STREAK] = streak_after_farkle(ps[p, P_STREAK], fp, after)
@@ -402,11 +439,28 @@ def replay_events(
                 n_turns += 1
             _end_turn(g, seat, gs, ps, params[r, RP_TARGET])
         else:
-            gs[g, G_STATUS] = SUSPECT  # not a type the loop knows
+            _give_up(gs, g, BEYOND)  # not a type the loop knows
             continue
     n_out[0] = n_rolls
     n_out[1] = n_dec
     n_out[2] = n_turns
+
+
+def _give_up(gs, g, why):
+    """Hand the game to the reference: SUSPECT from here on, and why (G_CODE)."""
+    gs[g, G_STATUS] = SUSPECT
+    gs[g, G_CODE] = why
+
+
+def _other_seat(c, ndice, seat, open_seat, npl, phase, last_scored):
+    """The code of an event by another player inside an open turn: missing_turn_end for a
+    roll that reveals a lost turn end by the player due after the open turn's, else
+    wrong_player. (When the implied end closed the final round the reference says
+    play_after_game_over instead: the kernel does not replay implied ends.)"""
+    if c == ROLL and reveals_lost_end(ndice, phase == KEPT, phase == ROLLED and last_scored == 0):
+        if seat == (open_seat + 1) % npl:
+            return C_MISSING_TURN_END
+    return C_WRONG_PLAYER
 
 
 def _decision_row(out, n, g, pos, gs, choice, farkled):

@@ -5,7 +5,7 @@ at all: it started with a valid `game_start` at seq 1, every event was in order 
 correct, it ended with a `game_end` whose scores and winner match, and no turn was left
 open. Everything else is `suspect()` and belongs to the reference engine, whole. The
 game_end's scores and winner names are compared here (the kernel holds no strings); the
-game's result is built by the reference engine's own `_result`, so the two paths cannot
+game's result is built by the reference engine's own `game_result`, so the two paths cannot
 disagree about how a result reads.
 """
 
@@ -16,12 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.model import GameResult
-from pipeline.replay.engine import Replayer, _normalise_winner, _winners
+from pipeline.model import Code, GameResult
+from pipeline.replay.engine import Replayer, normalise_winner, winners
 from pipeline.replay.fast import compiled, kernel
 from pipeline.replay.fast.kernel import (
     DECISION_COLUMNS,
     G_END_POS,
+    G_CODE,
     G_ENDED,
     G_EVENTS,
     G_LAST_SEQ,
@@ -40,6 +41,8 @@ from pipeline.replay.fast.kernel import (
 from pipeline.replay.fast.state import FastState
 from pipeline.replay.state import GameState
 from pipeline.rules import Ruleset
+
+CODES_BY_ID = {code.id: code for code in Code}
 
 
 @dataclass
@@ -130,22 +133,49 @@ class FastReplay:
         return RowBlocks(out.rolls[: counts[0]], out.decisions[: counts[1]], out.turns[: counts[2]])
 
     def _check_end(self, pos: int, slot: int, winner: Any, scores: dict[str, int] | None) -> None:
-        """final_score_mismatch and the winner's names: the part of game_end the kernel cannot see."""
+        """final_score_mismatch and the winner's names: the part of game_end the kernel cannot
+        see. A game_end the kernel found early (wrong_winner) may still have a score that
+        differs, which comes first in its row."""
         gs = self.state.gs
-        if gs[slot, G_STATUS] != STARTED or gs[slot, G_END_POS] != pos:
+        if gs[slot, G_END_POS] != pos:
+            return
+        early = gs[slot, G_STATUS] == SUSPECT and gs[slot, G_CODE] == kernel.C_WRONG_WINNER
+        if gs[slot, G_STATUS] != STARTED and not early:
             return
         claimed = self._totals(slot, P_CLAIMED)
         scores = scores or {}
         players = self.state.players[slot]
-        if any(scores.get(p) != claimed[p] for p in players) or _normalise_winner(winner) != set(
-            _winners(claimed, players)
-        ):
-            gs[slot, G_STATUS] = SUSPECT
-            return
-        self._ends[slot] = (winner, scores)
+        if any(scores.get(p) != claimed[p] for p in players):
+            self._give_up(slot, Code.FINAL_SCORE_MISMATCH.id)
+        elif not early and normalise_winner(winner) != set(winners(claimed, players)):
+            self._give_up(slot, Code.WRONG_WINNER.id)
+        elif not early:
+            self._ends[slot] = (winner, scores)
+
+    def _give_up(self, slot: int, why: int) -> None:
+        self.state.gs[slot, G_STATUS] = SUSPECT
+        self.state.gs[slot, G_CODE] = why
 
     def suspect(self, slot: int) -> None:
-        self.state.gs[slot, G_STATUS] = SUSPECT
+        """The caller cannot let the kernel finish this game (it crosses a range, say)."""
+        if self.state.gs[slot, G_STATUS] != SUSPECT:
+            self._give_up(slot, kernel.BEYOND)
+
+    def first_code(self, slot: int) -> Code | None:
+        """At end of input: the finding the reference will give this game first, as far as
+        the fast path can tell (a cross_roll_meld reads as scoring_error or bank_mismatch);
+        None for a clean game or one the kernel only could not replay."""
+        gs = self.state.gs
+        if gs[slot, G_STATUS] == SUSPECT:
+            why = int(gs[slot, G_CODE])
+            return None if why == kernel.BEYOND else CODES_BY_ID[why]
+        if gs[slot, G_STATUS] != STARTED:
+            return Code.UNKNOWN_GAME  # events, but no game_start
+        if gs[slot, T_OPEN] != 0:
+            return Code.MISSING_TURN_END
+        if gs[slot, G_ENDED] == 0:
+            return Code.GAME_INCOMPLETE
+        return None
 
     def clean(self) -> np.ndarray:
         """Per slot, at end of input: True where the fast path's replay is the game's whole story."""
@@ -186,4 +216,4 @@ class FastReplay:
         g.ended = True
         g.end_winner, scores = self._ends[slot]
         g.end_scores = dict(scores or {})
-        return self._result_maker._result(g)
+        return self._result_maker.game_result(g)
