@@ -50,8 +50,8 @@ def best_of_interleaved(
 
 
 def clear_search_memo() -> None:
-    _scoring._best_split.cache_clear()
-    _scoring._best_keep_counts.cache_clear()
+    _scoring.best_split_counts.cache_clear()
+    _scoring.best_keep_counts.cache_clear()
 
 
 def nothing() -> None:

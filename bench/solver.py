@@ -39,8 +39,8 @@ DEFAULT_RULES = [
 
 def clear_all() -> None:
     score_table.cache_clear()
-    _scoring._best_split.cache_clear()
-    _scoring._best_keep_counts.cache_clear()
+    _scoring.best_split_counts.cache_clear()
+    _scoring.best_keep_counts.cache_clear()
     _solver.moves.cache_clear()
 
 

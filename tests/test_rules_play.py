@@ -160,7 +160,7 @@ def test_the_compiled_functions_are_the_same_functions():
 
     from pipeline.replay.fast import compiled
 
-    jitted = compiled._rebuild(vars(play), compiled.play_functions(), numba.njit(cache=False))
+    jitted = compiled.rebuild(vars(play), compiled.play_functions(), numba.njit(cache=False))
     for points, opening, min_bank, opened in itertools.product((-50, 0, 300, 500), (0, 500), (0, 300), (0, 1)):
         args = (points, opening, min_bank, opened)
         for name in ("bank_shortfall", "bank_scores", "opened_after_bank"):

@@ -47,7 +47,7 @@ from pipeline.rules.play import (
     streak_after_bank,
     streak_after_farkle,
 )
-from pipeline.rules.scoring import _best_keep_counts, _best_split, counts_to_dice
+from pipeline.rules.scoring import best_keep_counts, best_split_counts, counts_to_dice
 from pipeline.rules.table import score_table, sub_keys
 
 
@@ -505,7 +505,7 @@ class Replayer:
         if t.awaiting_after_bust:
             self._missed_farkle(t, ev, v)
         phase = t.phase
-        # built on first use: a fast audit of a clean log never gets here (import cost ~0.05 s)
+        # built on first use: a fast audit of a clean log never gets here
         all_rolled = phase == ROLLED and key in sub_keys()[t.last_roll_key]
         if phase != ROLLED:
             if phase == NO_ROLL:
@@ -894,7 +894,7 @@ def _names(names: set[str]) -> str:
 
 
 def _breakdown(g: GameState, counts) -> str:
-    found = _best_split(tuple(counts), g.rules)
+    found = best_split_counts(tuple(counts), g.rules)
     from pipeline.rules.scoring import format_breakdown
 
     return format_breakdown(found[1]) if found else "no split scores"
@@ -936,7 +936,7 @@ def _idle_dice(g: GameState, dice) -> str:
     """Why a keep is not legal, in words: 'a 2 and a 4 score nothing', or, when the dice
     that do score cannot all be used together, 'only 1,1 of them can score (200)'."""
     counts = _counts(dice)
-    best = _best_keep_counts(counts, g.rules)
+    best = best_keep_counts(counts, g.rules)
     if best is None:
         return "none of the kept dice scores"
     idle = [c - b for c, b in zip(counts, best[0])]

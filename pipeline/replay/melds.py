@@ -13,7 +13,7 @@ from itertools import combinations
 from typing import Sequence
 
 from pipeline.rules import Ruleset
-from pipeline.rules.scoring import Counts, _best_keep_counts, _best_split, format_breakdown
+from pipeline.rules.scoring import Counts, best_keep_counts, best_split_counts, format_breakdown
 
 # A turn with more keeps than this is only searched over its most recent keeps: the
 # search is exponential and real turns seldom keep more than a dozen times.
@@ -46,10 +46,10 @@ class MeldEvidence:
 def value_of(counts: Counts, rules: Ruleset) -> tuple[int, str]:
     """value(X) of log-format.md for any multiset, also of more than six dice: the best
     split using every die where one exists, else the best split of the dice that can score."""
-    found = _best_split(counts, rules)
+    found = best_split_counts(counts, rules)
     if found is not None:
         return found[0], format_breakdown(found[1])
-    best = _best_keep_counts(counts, rules)
+    best = best_keep_counts(counts, rules)
     if best is None:
         return 0, "nothing scores"
     return best[1], format_breakdown(best[2])

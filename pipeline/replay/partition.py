@@ -1,6 +1,6 @@
 """Replay one partition of whole games: Arrow events in, one Arrow table per derived table out.
 
-This is the unit of work every engine shares (COORDINATION.md decision 4): local ingest
+This is the unit of work every engine shares: local ingest
 calls it once per hash bucket of game ids, the Spark engine once per group of its
 `applyInArrow`/`mapInArrow`. There is one replay engine (`Replayer`, the reference), so a
 game replayed here gives exactly the records `audit` computes for it.
@@ -159,7 +159,7 @@ def events_from_table(events: pa.Table) -> Iterable[Event]:
 
 def ts_text(ts: pa.ChunkedArray) -> list[str | None]:
     """UTC timestamps as RFC 3339 text, in Arrow: `to_pylist` of a zoned timestamp makes a
-    datetime per value (about 10 µs each); text round-trips through batches.timestamps."""
+    datetime per value, which is slow; text round-trips through batches.timestamps."""
     naive = pc.cast(ts, pa.timestamp("us"))
     return pc.binary_join_element_wise(pc.cast(naive, pa.string()), "Z", "").to_pylist()
 
@@ -171,7 +171,3 @@ def bad_line_findings(bad: Iterable[BadLine]) -> pa.Table:
     for item in bad:
         replayer.feed(item)
     return batches.findings_table(replayer.drain().findings)
-
-
-def empty_outputs() -> dict[str, pa.Table]:
-    return {name: tables.TABLES[name].empty_table() for name in OUTPUT_TABLES}

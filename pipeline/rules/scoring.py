@@ -64,13 +64,6 @@ def counts_to_dice(counts: Sequence[int]) -> tuple[int, ...]:
     return tuple(face for face, n in zip(FACES, counts) for _ in range(n))
 
 
-def _vec(**faces: int) -> Counts:
-    counts = [0] * 6
-    for face, n in faces.items():
-        counts[int(face[1:]) - 1] += n
-    return tuple(counts)  # type: ignore[return-value]
-
-
 def _one(face: int, n: int) -> Counts:
     counts = [0] * 6
     counts[face - 1] = n
@@ -158,11 +151,12 @@ def _allowed(meld: Meld, counts: Counts, split_kinds: bool) -> bool:
 
 def best_split(counts: Counts, rules: Ruleset) -> tuple[int, tuple[Meld, ...]] | None:
     """The highest-scoring split that uses every die, or None when no split uses them all."""
-    return _best_split(tuple(counts), rules)
+    return best_split_counts(tuple(counts), rules)
 
 
 @lru_cache(maxsize=200_000)
-def _best_split(counts: Counts, rules: Ruleset) -> tuple[int, tuple[Meld, ...]] | None:
+def best_split_counts(counts: Counts, rules: Ruleset) -> tuple[int, tuple[Meld, ...]] | None:
+    """`best_split` of face counts given as a tuple (memoised on it): the replay's own call."""
     lowest = next((i for i, n in enumerate(counts) if n), None)
     if lowest is None:
         return 0, ()
@@ -171,7 +165,7 @@ def _best_split(counts: Counts, rules: Ruleset) -> tuple[int, tuple[Meld, ...]] 
         if not _allowed(meld, counts, rules.split_kinds):
             continue
         rest = tuple(h - n for h, n in zip(counts, meld.counts))
-        sub = _best_split(rest, rules)  # type: ignore[arg-type]
+        sub = best_split_counts(rest, rules)  # type: ignore[arg-type]
         if sub is None:
             continue
         total = meld.points + sub[0]
@@ -182,13 +176,13 @@ def _best_split(counts: Counts, rules: Ruleset) -> tuple[int, tuple[Meld, ...]] 
 
 def score_keep(dice: Iterable[int], rules: Ruleset) -> int | None:
     """Value of a keep when every kept die must score; None when no split uses them all."""
-    found = _best_split(dice_counts(dice), rules)
+    found = best_split_counts(dice_counts(dice), rules)
     return None if found is None else found[0]
 
 
 def keep_of(dice: Iterable[int], rules: Ruleset) -> Keep | None:
     counts = dice_counts(dice)
-    found = _best_split(counts, rules)
+    found = best_split_counts(counts, rules)
     if found is None:
         return None
     return Keep(counts_to_dice(counts), found[0], found[1])
@@ -201,10 +195,11 @@ def _sub_counts(counts: Counts) -> Iterable[Counts]:
 
 
 @lru_cache(maxsize=20_000)
-def _best_keep_counts(counts: Counts, rules: Ruleset) -> tuple[Counts, int, tuple[Meld, ...]] | None:
+def best_keep_counts(counts: Counts, rules: Ruleset) -> tuple[Counts, int, tuple[Meld, ...]] | None:
+    """(kept counts, value, melds) of the best legal keep of counts taken as a roll, None for a farkle."""
     best: tuple[Counts, int, tuple[Meld, ...]] | None = None
     for sub in _sub_counts(counts):
-        found = _best_split(sub, rules)
+        found = best_split_counts(sub, rules)
         if found is None:
             continue
         # Highest value; on a tie the keep that leaves more dice to roll.
@@ -215,7 +210,7 @@ def _best_keep_counts(counts: Counts, rules: Ruleset) -> tuple[Counts, int, tupl
 
 def best_keep(roll: Iterable[int], rules: Ruleset) -> Keep | None:
     """The highest-value legal keep of a roll (fewest dice on a tie); None for a farkle."""
-    found = _best_keep_counts(dice_counts(roll), rules)
+    found = best_keep_counts(dice_counts(roll), rules)
     if found is None:
         return None
     return Keep(counts_to_dice(found[0]), found[1], found[2])
@@ -225,7 +220,7 @@ def is_farkle(roll: Iterable[int], rules: Ruleset | None = None) -> bool:
     """True when no die or combination of the roll scores."""
     from pipeline.rules.ruleset import STANDARD
 
-    return _best_keep_counts(dice_counts(roll), rules or STANDARD) is None
+    return best_keep_counts(dice_counts(roll), rules or STANDARD) is None
 
 
 def scoring_dice(roll: Iterable[int], rules: Ruleset) -> tuple[int, ...]:
@@ -233,7 +228,7 @@ def scoring_dice(roll: Iterable[int], rules: Ruleset) -> tuple[int, ...]:
     counts = dice_counts(roll)
     usable = [0] * 6
     for sub in _sub_counts(counts):
-        if _best_split(sub, rules) is not None:
+        if best_split_counts(sub, rules) is not None:
             usable = [max(u, s) for u, s in zip(usable, sub)]
     return counts_to_dice(usable)
 
@@ -242,8 +237,8 @@ def corrected_keep_value(dice: Iterable[int], rules: Ruleset) -> int:
     """What kept dice are really worth: every die if a split uses them all, else the best
     split of those that can score, the rest worth 0 (log-format.md, Corrected scores)."""
     counts = dice_counts(dice)
-    found = _best_split(counts, rules)
+    found = best_split_counts(counts, rules)
     if found is not None:
         return found[0]
-    best = _best_keep_counts(counts, rules)
+    best = best_keep_counts(counts, rules)
     return 0 if best is None else best[1]

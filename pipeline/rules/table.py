@@ -2,8 +2,8 @@
 
 Replay scores millions of keeps and rolls; searching splits for each would dominate the
 run. There are only 923 non-empty multisets of up to six dice, so each ruleset's answers
-are computed once and looked up by an integer key: one decimal digit per face count
-(c1 c2 c3 c4 c5 c6), which needs no sorting and joins fast in SQL.
+are computed once and looked up by the dice key (`pipeline.rules.play`: one decimal digit
+per face count), which needs no sorting and joins fast in SQL.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pipeline.rules.play import counts_key
 from pipeline.rules.ruleset import Ruleset
 from pipeline.rules.scoring import (
     Counts,
-    _best_keep_counts,
-    _best_split,
+    best_keep_counts,
+    best_split_counts,
     counts_to_dice,
     dice_counts,
     format_breakdown,
@@ -106,8 +106,8 @@ def _compositions(n: int, parts: int) -> list[tuple[int, ...]]:
 
 
 def _row(counts: Counts, rules: Ruleset) -> TableRow:
-    found = _best_split(counts, rules)
-    best = _best_keep_counts(counts, rules)
+    found = best_split_counts(counts, rules)
+    best = best_keep_counts(counts, rules)
     return TableRow(
         key=counts_key(counts),
         dice="".join(map(str, counts_to_dice(counts))),
@@ -134,16 +134,9 @@ def _sub_keys() -> dict[int, frozenset[int]]:
 
 @lru_cache(maxsize=1)
 def sub_keys() -> dict[int, frozenset[int]]:
-    """The sub-multiset keys, built on first use (about 0.1 s: not at import, so commands
-    that never replay, such as `score` or `--help`, do not pay for them)."""
+    """The sub-multiset keys, built on first use, not at import: commands that never
+    replay, such as `score` or `--help`, do not pay for them."""
     return _sub_keys()
-
-
-def __getattr__(name: str):
-    """`SUB_KEYS` stays importable by name (`from pipeline.rules.table import SUB_KEYS`)."""
-    if name == "SUB_KEYS":
-        return sub_keys()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @lru_cache(maxsize=32)

@@ -86,7 +86,7 @@ BOTS["optimal"] = Bot(
 )
 
 BOT_NAMES: tuple[str, ...] = tuple(BOTS)
-#: The mix drawn from by default; `optimal` is opt-in (it solves the ruleset first, ~0.3 s).
+#: The mix drawn from by default; `optimal` is opt-in (it solves the ruleset first).
 DEFAULT_BOTS: tuple[str, ...] = tuple(name for name in BOTS if not BOTS[name].policy)
 
 

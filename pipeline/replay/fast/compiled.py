@@ -71,14 +71,14 @@ def _compile():
         return kernel.replay_events
     stamp = digest()
     jit = numba.njit(cache=stamp is not None, nogil=True)
-    rules = _rebuild(vars(play), play_functions(), jit)
+    rules = rebuild(vars(play), play_functions(), jit)
     namespace = dict(vars(kernel))
     namespace.update((name, rules[name]) for name in play_functions())
-    compiled = _rebuild(namespace, KERNEL_FUNCTIONS, jit, suffix=f"_{stamp}" if stamp else "")
+    compiled = rebuild(namespace, KERNEL_FUNCTIONS, jit, suffix=f"_{stamp}" if stamp else "")
     return compiled["replay_events"]
 
 
-def _rebuild(source: dict[str, Any], names: list[str] | tuple[str, ...], jit: Callable, suffix: str = "") -> dict:
+def rebuild(source: dict[str, Any], names: list[str] | tuple[str, ...], jit: Callable, suffix: str = "") -> dict:
     """`source` (a module's namespace) with `names` jitted, each resolving the others there."""
     namespace = dict(source)
     for name in names:

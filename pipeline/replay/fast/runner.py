@@ -190,7 +190,7 @@ class FastReplay:
         st = self.state
         poff = int(st.gs[slot, G_POFF])
         players = st.players[slot]
-        # one slice to a list: a numpy scalar read per seat cost about 4 µs
+        # one slice to a list: far cheaper than a numpy scalar read per seat
         return dict(zip(players, st.ps[poff : poff + len(players), column].tolist()))
 
     def result(self, slot: int, first_ts: Any = None, last_ts: Any = None) -> GameResult:
