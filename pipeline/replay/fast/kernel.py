@@ -187,8 +187,16 @@ CHOICE_BANK, CHOICE_ROLL = 0, 1
 ) = range(15)
 OUTCOME_BANK, OUTCOME_FARKLE = 0, 1
 
-# ruleset parameter columns (pipeline.replay.fast.scoring.RP_*)
-RP_USABLE, RP_OPENING, RP_MIN_BANK, RP_PENALTY, RP_PENALTY_AFTER, RP_TARGET = 0, 1, 2, 3, 4, 5
+# ruleset parameter columns (one row per ruleset, built by pipeline.replay.fast.scoring):
+# RP_USABLE is 0 when the kernel cannot replay under the ruleset, the rest are its knobs
+RP_USABLE, RP_OPENING, RP_MIN_BANK, RP_PENALTY, RP_PENALTY_AFTER, RP_TARGET, RP_COLUMNS = range(7)
+RP_KNOBS = {
+    RP_OPENING: "opening",
+    RP_MIN_BANK: "min_bank",
+    RP_PENALTY: "farkle_penalty",
+    RP_PENALTY_AFTER: "penalty_after",
+    RP_TARGET: "target",
+}
 
 
 def replay_events(

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.replay.fast.kernel import RP_COLUMNS, RP_KNOBS, RP_USABLE
 from pipeline.rules import Ruleset
 from pipeline.rules.play import FACE_WEIGHTS, MAX_KEY
 from pipeline.rules.table import score_table
@@ -43,10 +44,6 @@ def dice_keys(dice: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]
 
 
 N_KEYS = len(KEYS)
-
-# columns of the ruleset parameter matrix
-RP_USABLE, RP_OPENING, RP_MIN_BANK, RP_PENALTY, RP_PENALTY_AFTER, RP_TARGET = range(6)
-RP_COLUMNS = 6
 
 
 @dataclass
@@ -106,9 +103,12 @@ def _ruleset_rows(rules: Ruleset):
             value[i], value_ok[i] = v, 1
         best[i] = b
         farkle[i] = 1 if table.farkle[key] else 0
-    knobs = (rules.opening, rules.min_bank, rules.farkle_penalty, rules.penalty_after, rules.target)
-    if any(k is None or abs(k) >= VALUE_LIMIT for k in knobs):
-        usable = False
-        knobs = (0, 0, 0, 1, 0)
-    params = np.array((1 if usable else 0,) + tuple(knobs), np.int64)
+    params = np.zeros(RP_COLUMNS, np.int64)
+    knobs = {column: getattr(rules, knob) for column, knob in RP_KNOBS.items()}
+    if any(k is None or abs(k) >= VALUE_LIMIT for k in knobs.values()):
+        usable = False  # the row stays zeros: the kernel never replays under it
+    else:
+        for column, k in knobs.items():
+            params[column] = k
+    params[RP_USABLE] = 1 if usable else 0
     return params, value, value_ok, best, farkle
