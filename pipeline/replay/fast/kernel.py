@@ -2,11 +2,12 @@
 
 This is the turn-state machine of `pipeline.replay.engine.Replayer` cut down to the path
 a game with no finding takes. Wherever the reference engine would report a finding, this
-loop marks the game SUSPECT and stops replaying it; the caller drops whatever rows the
-game produced and hands the whole game to the reference. So the loop needs no messages,
-no meld search, no traces, no corrected-value repair of wrong keeps: only the arithmetic
-of a correct game, kept in arrays so numba can compile it (`compiled.py`) and so it can
-resume across batches of input.
+loop marks the game SUSPECT, records the code (G_CODE) and stops replaying it; the caller
+drops whatever rows the game produced and hands the whole game to the reference. So the
+loop needs no messages, no meld search, no traces, no corrected-value repair of wrong
+keeps: only the arithmetic of a correct game, whose rules are `pipeline.rules.play`'s,
+kept in arrays so numba can compile it (`compiled.py`) and so it can resume across
+batches of input.
 
 Written in the subset of Python that numba compiles (ints, arrays, loops). Run as plain
 Python it is the reference the compiled function is tested against.
