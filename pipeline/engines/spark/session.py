@@ -25,6 +25,7 @@ import re
 import shutil
 import sys
 from contextlib import contextmanager
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
-LOG4J = Path(__file__).with_name("log4j2.properties")
+LOG4J = Path(str(files("pipeline.engines.spark") / "log4j2.properties"))  # a real file: Java opens it by URI
 INSTALL_HINT = "pip install 'farkle-logs[spark]'"
 
 # Always set: the results depend on them.

@@ -30,7 +30,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
+from importlib.resources.abc import Traversable
 from typing import Any, Mapping
 
 import sqlglot
@@ -55,7 +55,7 @@ class Macro:
 
 
 @cache
-def load_macros(path: Path) -> dict[str, Macro]:
+def load_macros(path: Traversable) -> dict[str, Macro]:
     return parse_macros(path.read_text(encoding="utf-8"))
 
 
