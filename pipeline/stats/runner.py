@@ -29,7 +29,6 @@ import tempfile
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
-from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import duckdb
@@ -39,7 +38,9 @@ from pipeline.dataset.layout import Dataset
 from pipeline.reader.inputs import InputError
 from pipeline.dataset.tables import TABLES
 
-SQL_DIR: Traversable = files("pipeline.sql")  # the repository's sql/, inside the wheel too
+# The repository's sql/, installed as package data (a directory on disk: numba's cache needs
+# the package unzipped anyway).
+SQL_DIR = Path(str(files("pipeline.sql")))
 MACROS = "macros"
 MATERIALIZED_TABLE = "-- materialized: table"
 # What DuckDB may hold in memory before it spills to disk. With Python, Arrow and the
@@ -56,7 +57,7 @@ class Model:
 
 
 @cache
-def load_models(sql_dir: Traversable = SQL_DIR) -> dict[str, Model]:
+def load_models(sql_dir: Path = SQL_DIR) -> dict[str, Model]:
     """Every model of `sql_dir`, with the other models each one names."""
     texts = {
         name[: -len(".sql")]: (sql_dir / name).read_text(encoding="utf-8")
@@ -147,7 +148,8 @@ def connect(dataset: Dataset) -> duckdb.DuckDBPyConnection:
 
 def close(con: duckdb.DuckDBPyConnection) -> None:
     """Close the connection and remove its spill directory."""
-    spill = con.execute("select current_setting('temp_directory')").fetchone()[0]
+    row = con.execute("select current_setting('temp_directory')").fetchone()
+    spill = row[0] if row else None
     con.close()
     if spill and Path(spill).name.startswith("farkle-logs-duckdb-"):
         shutil.rmtree(spill, ignore_errors=True)

@@ -2,13 +2,13 @@
 
 `cache=True` writes the machine code next to the sources (or numba's user cache when that
 is read-only), so only the first run after an install or an edit of kernel.py pays the
-compile (measured in docs/performance.md). Without numba (or with FARKLE_LOGS_NO_JIT=1)
-the same functions run as plain Python: slower, identical results.
+compile (measured in docs/performance.md). Without numba (or with `jit=False` to
+FastReplay, FARKLE_LOGS_NO_JIT=1 for the commands) the same functions run as plain
+Python: slower, identical results.
 """
 
 from __future__ import annotations
 
-import os
 
 from pipeline.replay.fast import kernel
 
@@ -24,8 +24,6 @@ def replay_events():
 
 
 def _compile():
-    if os.environ.get("FARKLE_LOGS_NO_JIT"):
-        return kernel.replay_events
     try:
         import numba
     except ImportError:  # pragma: no cover - numba is a dependency; this keeps a broken install usable
