@@ -171,3 +171,32 @@ def test_docstrings_hold_no_issue_numbers_or_timings():
     """History and measurements go to docs/performance.md and the commit log."""
     found = [(where, m) for where, _, text in _docstrings() for m in _ISSUE.findall(text) + _TIMING.findall(text)]
     assert found == []
+
+
+def test_no_private_name_is_imported_across_modules():
+    """What another module needs is public; `_name` stays inside its module."""
+    crossings = []
+    for path in sorted(PIPELINE.rglob("*.py")):
+        relative = path.relative_to(PIPELINE).as_posix()
+        if relative.startswith(DOCSTRING_EXEMPT):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        modules = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pipeline"):
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        crossings.append(f"{relative}: from {node.module} import {alias.name}")
+                    modules.add(alias.asname or alias.name)
+            elif isinstance(node, ast.Import):
+                modules.update(a.asname or a.name.split(".")[0] for a in node.names if a.name.startswith("pipeline"))
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in modules
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                crossings.append(f"{relative}: {node.value.id}.{node.attr}")
+    assert crossings == []
