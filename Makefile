@@ -1,9 +1,13 @@
 # Two entry points a new user needs: `make demo` and `make test`.
 # Both create .venv with the system python3 if it is missing, so they work first thing.
+# `make demo` installs the package alone; `make test` adds the test and spark extras
+# (pytest, mypy, ruff, the fuzzer, pyspark). One stamp per kind of install, so each target
+# works on a fresh clone and neither redoes the other's install.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
+STAMP := $(VENV)/.installed-test
 DEMO_OUT ?= demo_out
 
 .PHONY: demo test lint install clean bench bench-all bench-ratios fuzz
@@ -11,21 +15,27 @@ DEMO_OUT ?= demo_out
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
+$(DEMO_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e .
+	touch $(DEMO_STAMP)
+
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test,spark]'
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
 
 install: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	bash scripts/demo.sh $(BIN) $(DEMO_OUT)
 
 # Quick benchmarks (seconds each); bench-all adds the 2 M-event ones (minutes).

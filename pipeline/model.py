@@ -194,9 +194,14 @@ class Finding:
         }
 
 
+def as_code(code: str) -> Code:
+    """The registry's member for a code's string; ValueError for a string that is no code."""
+    return Code(code)  # type: ignore[call-arg]  # a value lookup, not the members' __new__
+
+
 def severity_of(code: str) -> str:
     """The severity of a code, given as a Code or its string."""
-    return Code(code).severity
+    return as_code(code).severity
 
 
 @dataclass(slots=True)

@@ -1,8 +1,8 @@
 """The first code a spawned worker process runs (ingest's pool, audit's second process).
 
 A spawned worker is a fresh interpreter, and everything it imports before its first task
-is time during which only the other core works. pyarrow imports pandas (about 0.3 s, a
-third of a worker's start-up) the first time it is handed a Python list, only to ask
+is time during which only the other core works. pyarrow imports pandas (a large share of
+a worker's start-up) the first time it is handed a Python list, only to ask
 whether that list is a pandas object. No worker uses pandas, so a worker records it as
 absent before anything imports pyarrow; pyarrow then takes the list as a list. The parent
 process is left alone: a library user may well use pandas there.

@@ -22,6 +22,7 @@ from pipeline.audit import fast as audit_fast
 from pipeline.audit.run import audit_sources
 from pipeline.cli.main import app
 from pipeline.reader.inputs import resolve
+from pipeline.reader.split import line_start
 from pipeline.rules import Ruleset
 from pipeline.simulate import simulate
 
@@ -165,7 +166,7 @@ def test_ranges_taken_over(tmp_path, monkeypatch, seed):
     source = resolve([str(log)]).sources[0]
     rules = Ruleset.builtin("standard")
     size = log.stat().st_size
-    middle = audit_fast._line_start(log, size // 3, size)
+    middle = line_start(log, size // 3, size)
     shared = multiprocessing.get_context("spawn").Array("q", [0, middle, middle, size])
     parts = audit_fast._scan_regions(source, 0, audit_fast._Regions(shared, 0, log), rules, 1 << 20)
     parts += audit_fast._scan_regions(source, middle, audit_fast._Regions(shared, 1, log), rules, 1 << 20)

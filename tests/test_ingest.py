@@ -388,7 +388,7 @@ def test_blocks_sent_to_workers_are_read_back_from_the_file(tmp_path, monkeypatc
     """A plain file's blocks travel to worker processes as (offset, size) and are read back
     there: the bytes are the ones the splitter cut, past a BOM, skipped over-long lines and a
     last line without a newline; the dataset equals one made in one process."""
-    from pipeline.ingest.split import split_source
+    from pipeline.reader.split import split_source
     from pipeline.reader.inputs import resolve
 
     from pipeline.reader import lines as reader_lines
@@ -420,7 +420,7 @@ def test_blocks_sent_to_workers_are_read_back_from_the_file(tmp_path, monkeypatc
 def test_a_block_of_only_an_over_long_last_line_travels_whole(tmp_path):
     """Found by the `block` fuzz target: a file ending in a line over the cap gives a last
     block with no bytes, only that line's reject; it must reach a worker as it is."""
-    from pipeline.ingest.split import split_source
+    from pipeline.reader.split import split_source
     from pipeline.reader.inputs import resolve
 
     log = tmp_path / "a.jsonl"
@@ -435,7 +435,7 @@ def test_a_block_of_only_an_over_long_last_line_travels_whole(tmp_path):
 
 
 def test_a_file_changed_under_a_detached_block_stops_the_ingest(tmp_path):
-    from pipeline.ingest.split import split_source
+    from pipeline.reader.split import split_source
     from pipeline.reader.inputs import InputError, resolve
 
     log = tmp_path / "a.jsonl"

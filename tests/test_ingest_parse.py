@@ -18,7 +18,7 @@ from hypothesis import given, strategies as st
 
 from pipeline.dataset import batches
 from pipeline.ingest.parse import parse_block
-from pipeline.ingest.split import Block
+from pipeline.reader.split import Block
 from pipeline.model import Event
 from pipeline.reader import parse_line
 from pipeline.simulate import simulate

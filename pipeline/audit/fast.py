@@ -45,7 +45,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -54,6 +54,8 @@ from pipeline.audit import finding_store
 from pipeline.audit import spawn as audit_spawn
 from pipeline.audit.finding_store import FindingStore
 from pipeline.reader.inputs import InputSource
+from pipeline.reader.sniff import GZIP_MAGIC, starts_with
+from pipeline.reader.split import NotInBlocks, line_start, plain_blocks
 from pipeline.limits import MAX_LINE_BYTES
 from pipeline.model import BadLine, Event, FileProblem, GameResult
 from pipeline.reader import iter_lines, parse_line
@@ -88,7 +90,6 @@ class ScanSummary:
     starts: dict[str, int] = field(default_factory=dict)  # started games: position of their first game_start
     seen: set[str] = field(default_factory=set)  # every game id met
     lines: int = 0  # lines read (blank ones included)
-    read_in_blocks: bool = True  # plain files were read in blocks (else all by the reader's lines)
     # per source, the blocks pass 1 read (first byte, end byte, first line, lines, part,
     # slots in that part of the games met in the block), or None where the reader's lines
     # were read; a part is one kernel state (one range), `part_games` its game ids by slot
@@ -118,7 +119,7 @@ class ScanSummary:
         for start, end, first, n, part, slots in records:
             at = np.searchsorted(bad, first)
             if (at < len(bad) and bad[at] < first + n) or (
-                marked[part] is not None and len(slots) and marked[part][slots].any()
+                marked[part] is not None and len(slots) and marked[part][slots].any()  # type: ignore[index]
             ):
                 chosen.append((start, end, first, n))
         return chosen
@@ -126,7 +127,7 @@ class ScanSummary:
 
 @contextmanager
 def _gc_paused() -> Iterator[None]:
-    """The collector would rescan the batch's live objects again and again (performance-facts.md)."""
+    """The collector would rescan the batch's live objects again and again: paused meanwhile."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -140,72 +141,12 @@ class MostlyBad(Exception):
     """Pass 1 gave up: most lines read so far are bad (see MOSTLY_BAD_AFTER)."""
 
 
-class _NotPlain(Exception):
-    """A plain file turned out to need the reader's own line handling: scan the reader's way."""
-
-
 BLOCK = audit_spawn.BLOCK  # bytes read at a time by the block reader
 
 
 def _upto(end: int) -> Callable[[int], int]:
-    """Reads of BLOCK bytes up to `end` (see _blocks)."""
+    """Reads of BLOCK bytes up to `end` (see plain_blocks)."""
     return lambda pos: min(pos + BLOCK, end)
-
-
-def _blocks(
-    path: Path, start: int, reads: Callable[[int], int], max_line_bytes: int = MAX_LINE_BYTES
-) -> Iterator[tuple[bytes, int, int, int, int]]:
-    """(block of whole lines without the final newline, number of its first line, number of
-    its lines, offset of its first byte, offset of its end) for the bytes of a plain file
-    from `start`, read up to `reads(pos)` at a time until that is no further than pos (at
-    most BLOCK bytes; `_upto(end)`: the bytes [start, end)); lines are counted from 1 at `start`.
-
-    The same lines as iter_lines gives (split on b"\\n" only; a last line without newline
-    is a line); blank lines stay in (the batcher skips them). A BOM at the file's start is
-    dropped, as the reader does. Raises _NotPlain for a line longer than max_line_bytes (the
-    reader makes it a reject, in bounded memory) or a read error, so such files are read by
-    the reader itself. Every line but a block's first (carried over from the previous read)
-    lies within one read of BLOCK bytes: with max_line_bytes >= BLOCK (the caller's
-    condition for reading blocks) only that one needs measuring."""
-    try:
-        with open(path, "rb", buffering=0) as fh:
-            fh.seek(start)
-            pos = start  # where the next read starts
-            begin = start  # where the carried line (or the next block) starts
-            line = 1
-            carry = b""
-            first = start == 0
-            while (stop := reads(pos)) > pos:
-                data = fh.read(stop - pos)
-                if not data:
-                    break
-                pos += len(data)
-                if first:
-                    first = False
-                    if data.startswith(b"\xef\xbb\xbf"):
-                        data = data[3:]
-                        begin += 3
-                if carry:
-                    # the one line that can be longer than a read: the carried one, completed
-                    at = data.find(b"\n")
-                    if len(carry) + (at if at >= 0 else len(data)) > max_line_bytes:
-                        raise _NotPlain
-                    data = carry + data
-                cut = data.rfind(b"\n")
-                if cut < 0:
-                    carry = data
-                    continue
-                block, carry = data[:cut], data[cut + 1 :]
-                n = block.count(b"\n") + 1
-                yield block, line, n, begin, begin + cut
-                begin += cut + 1
-                line += n
-            if carry:
-                if len(carry) > max_line_bytes:
-                    raise _NotPlain
-                yield carry, line, carry.count(b"\n") + 1, begin, begin + len(carry)
-    except OSError:
-        raise _NotPlain from None
 
 
 def _is_plain(source: InputSource) -> bool:
@@ -215,8 +156,7 @@ def _is_plain(source: InputSource) -> bool:
     try:
         if not source.path.is_file():
             return False
-        with open(source.path, "rb") as fh:
-            return fh.read(2) != b"\x1f\x8b"
+        return not starts_with(source.path, GZIP_MAGIC)
     except OSError:
         return False
 
@@ -229,17 +169,18 @@ def _scan_parts(
     blocks: bool = True,
     max_line_bytes: int = MAX_LINE_BYTES,
     give_up: bool = False,
+    jit: bool = True,
 ) -> ScanSummary:
-    """Pass 1 over (source, start byte, end byte or reads as for _blocks or None for the
+    """Pass 1 over (source, start byte, end byte or reads as for plain_blocks or None for the
     whole source), in order, in this process, as one part (one kernel state). Plain files
     are read in blocks; the rest through the reader's lines. With `give_up`, raises
     MostlyBad as soon as the lines read are mostly bad ones."""
-    fast = FastReplay(default_rules, records=False)
+    fast = FastReplay(default_rules, records=False, jit=jit)
     batcher = LineBatcher(fast.state, default_rules)
     feed = fast.feed
     state = fast.state
     base = 0
-    bad_lines = []
+    bad_lines: list[array[int]] = []
     records_of: list[list | None] = []
     last_line = 0
     read = 0  # lines read, for give_up
@@ -260,10 +201,10 @@ def _scan_parts(
                 reads = end if callable(end) else _upto(end if end is not None else source.path.stat().st_size)  # type: ignore[union-attr]
                 records: list = []
                 records_of.append(records)
-                for block, first_line, n_lines, at, stop in _blocks(
-                    source.path,
+                for block, first_line, n_lines, at, stop in plain_blocks(
+                    source.path,  # type: ignore[arg-type]  # a plain file has one
                     start,
-                    reads,  # type: ignore[arg-type]
+                    reads,
                     max_line_bytes,
                 ):
                     cols = batcher.block_columns(block, first_line, name, base, on_bad, n_lines)
@@ -316,14 +257,15 @@ def scan(
     parallel: bool = True,
     max_line_bytes: int = MAX_LINE_BYTES,
     give_up: bool = False,
+    jit: bool = True,
 ) -> ScanSummary:
     """Pass 1 over every source, in order (two processes at once for one large plain file).
-    Blocks are read only when the line limit is at least a block (see `_blocks`); with a
+    Blocks are read only when the line limit is at least a block (see `plain_blocks`); with a
     smaller limit every line goes through the reader's own splitter. With `give_up`,
     raises MostlyBad once the lines read are mostly bad (in either process)."""
     blocks = max_line_bytes >= BLOCK
     if blocks and parallel and len(sources) == 1 and (os.cpu_count() or 1) > 1:
-        found = _scan_shared(sources[0], default_rules, max_line_bytes, give_up)
+        found = _scan_shared(sources[0], default_rules, max_line_bytes, give_up, jit)
         if found is not None:
             return found
     else:
@@ -332,14 +274,20 @@ def scan(
     try:
         if blocks:
             return _scan_parts(
-                parts, default_rules, on_items, on_problem, max_line_bytes=max_line_bytes, give_up=give_up
+                parts, default_rules, on_items, on_problem, max_line_bytes=max_line_bytes, give_up=give_up, jit=jit
             )
-    except _NotPlain:
+    except NotInBlocks:
         parts = [(InputSource(s.name, path=s.path), 0, None) for s in sources]
     summary = _scan_parts(
-        parts, default_rules, on_items, on_problem, blocks=False, max_line_bytes=max_line_bytes, give_up=give_up
+        parts,
+        default_rules,
+        on_items,
+        on_problem,
+        blocks=False,
+        max_line_bytes=max_line_bytes,
+        give_up=give_up,
+        jit=jit,
     )
-    summary.read_in_blocks = False
     summary.blocks = [None] * len(sources)
     return summary
 
@@ -359,6 +307,7 @@ def _append(summary: ScanSummary, part: ScanSummary, *, line_offset: int, new_so
     if line_offset:
         bad = array("q", (n + line_offset for n in bad))
     (records,) = part.blocks
+    assert records is not None  # ranges of one plain file: read in blocks
     shift = len(summary.part_games)
     summary.part_games.extend(part.part_games)
     records = [(start, end, first + line_offset, n, k + shift, slots) for start, end, first, n, k, slots in records]
@@ -367,11 +316,10 @@ def _append(summary: ScanSummary, part: ScanSummary, *, line_offset: int, new_so
         summary.blocks.append(records)
     else:
         summary.bad_lines[-1].extend(bad)
-        summary.blocks[-1].extend(records)
+        summary.blocks[-1].extend(records)  # type: ignore[union-attr]  # read in blocks, as `part` was
 
 
 # ---- one file, two processes ----------------------------------------------------------------
-_line_start = audit_spawn.line_start
 
 
 class _Regions:
@@ -402,7 +350,7 @@ class _Regions:
             pos, end = shared[other], shared[other + 1]
             if end - pos < STEAL_MIN_BYTES:
                 return None
-            cut = _line_start(self.path, (pos + end) // 2, end)
+            cut = line_start(self.path, (pos + end) // 2, end)
             if cut is None:
                 return None
             shared[other + 1] = cut
@@ -418,11 +366,12 @@ class _Regions:
 
 def _scan_regions(
     source: InputSource,
-    start: int,
+    start: int | None,
     regions: _Regions,
     default_rules: Ruleset,
     max_line_bytes: int,
     give_up: bool = False,
+    jit: bool = True,
 ) -> list[tuple[int, ScanSummary]]:
     """This process's ranges: its own region from `start`, then stolen ones, each a part.
     Giving up (MostlyBad) ends the other process's region too."""
@@ -433,7 +382,11 @@ def _scan_regions(
                 (
                     start,
                     _scan_parts(
-                        [(source, start, regions)], default_rules, max_line_bytes=max_line_bytes, give_up=give_up
+                        [(source, start, regions)],
+                        default_rules,
+                        max_line_bytes=max_line_bytes,
+                        give_up=give_up,
+                        jit=jit,
                     ),
                 )
             )
@@ -445,24 +398,26 @@ def _scan_regions(
 
 
 def _region_worker(
-    source: InputSource, start: int, default_rules: Ruleset, max_line_bytes: int, give_up: bool, shared, conn
+    source: InputSource, start: int, default_rules: Ruleset, max_line_bytes: int, give_up: bool, jit: bool, shared, conn
 ) -> None:
     """The worker's side (run through worker_boot): its ranges' parts, sent pickled to `conn`."""
+    result: tuple[str, Any]
     try:
         result = (
             "ok",
             _scan_regions(
                 source,
                 start,
-                _Regions(shared, 1, source.path),
-                default_rules,  # type: ignore[arg-type]
+                _Regions(shared, 1, source.path),  # type: ignore[arg-type]  # a plain file has one
+                default_rules,
                 max_line_bytes,
                 give_up,
+                jit,
             ),
         )
     except MostlyBad:
         result = ("mostly bad", None)
-    except _NotPlain:
+    except NotInBlocks:
         result = ("not plain", None)
     except BaseException:  # noqa: BLE001 - reported to the parent, which scans in one process
         result = ("error", traceback.format_exc())
@@ -473,7 +428,7 @@ def _region_worker(
 
 
 def _scan_shared(
-    source: InputSource, default_rules: Ruleset, max_line_bytes: int, give_up: bool = False
+    source: InputSource, default_rules: Ruleset, max_line_bytes: int, give_up: bool = False, jit: bool = True
 ) -> ScanSummary | None:
     """One large plain file scanned by this process and one spawned worker (see _Regions;
     the worker pre-started by the command if it was, pipeline.audit.spawn); None where it
@@ -483,6 +438,7 @@ def _scan_shared(
         default_rules,
         max_line_bytes,
         give_up,
+        jit=jit,
         min_bytes=PARALLEL_MIN_BYTES,
         first_share=FIRST_SHARE,
         block=BLOCK,
@@ -494,10 +450,11 @@ def _scan_shared(
         parts = _scan_regions(
             source,
             0,
-            _Regions(worker.shared, 0, source.path),
-            default_rules,  # type: ignore[arg-type]
+            _Regions(worker.shared, 0, source.path),  # type: ignore[arg-type]  # a plain file has one
+            default_rules,
             max_line_bytes,
             give_up,
+            jit,
         )
         while not worker.receive.poll(0.5):
             if not worker.process.is_alive() and not worker.receive.poll(0):  # pragma: no cover - died silently
@@ -509,7 +466,7 @@ def _scan_shared(
         if status != "ok":
             theirs = None
             return None  # not plain: the reader's own scan reports it where it happens
-    except _NotPlain:
+    except NotInBlocks:
         return None
     finally:
         if theirs is None:
@@ -580,10 +537,6 @@ class _Lines:
         if at < len(numbers) and numbers[at] < n:
             at = self._at = int(np.searchsorted(numbers, n))
         return at < len(numbers) and numbers[at] == n
-
-    def first_at_least(self, n: int) -> int | None:
-        i = int(np.searchsorted(self.numbers, n))
-        return int(self.numbers[i]) if i < len(self.numbers) else None
 
 
 def _replay_source(

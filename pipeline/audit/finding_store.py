@@ -2,7 +2,7 @@
 spilled to a temporary file, and read back in order or grouped by game.
 
 A log of millions of bad lines has millions of findings; held as objects they took
-gigabytes (issue 11 item 10). The renderers only ever walk them in order (json, jsonl,
+gigabytes. The renderers only ever walk them in order (json, jsonl,
 csv) or by game in order of each game's first finding (text), so this store keeps the
 counts the summaries need as findings arrive, and beyond `limit` writes them to disk in
 order; grouping by game then sorts the spilled findings in runs and merges the runs,

@@ -6,7 +6,6 @@ disputes from Python with the same answers the command prints.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -19,7 +18,7 @@ from pipeline.model import BadLine, Event, FileProblem, GameResult
 from pipeline.reader import read_events
 from pipeline.replay import Replayer, TraceStep
 from pipeline.rules import Ruleset
-from pipeline.audit.scoresheet import SheetProblem, compare_sheet, parse_sheet
+from pipeline.audit.scoresheet import SheetError, SheetProblem, check_header, compare_sheet, parse_sheet
 
 
 @dataclass
@@ -100,21 +99,19 @@ def audit_sources(
     on_item: Callable[[int], None] | None = None,
     on_problem: Callable[[FileProblem], None] | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
+    reference: bool = False,
+    jit: bool = True,
 ) -> AuditReport:
     """Audit input sources: the same report as `audit_stream(read_events(sources))`
     (lines over `max_line_bytes` are bad_json rejects either way).
 
-    Plain audits take the two-pass fast path (`pipeline.audit.fast`); standard input (read
-    once), a scoresheet (every game's turns) or a game filter take the one-pass reference
-    path, as does FARKLE_LOGS_REPLAY=reference. `on_item(n)` is told of every n lines read.
+    Plain audits take the two-pass fast path (`pipeline.audit.fast`, its kernel compiled
+    unless `jit` is False); standard input (read once), a scoresheet (every game's turns) or
+    a game filter take the one-pass reference path, as does `reference`. `on_item(n)` is
+    told of every n lines read.
     """
     rules = default_rules or Ruleset.builtin("standard")
-    if (
-        games is not None
-        or sheet is not None
-        or any(s.is_stdin for s in sources)
-        or os.environ.get("FARKLE_LOGS_REPLAY") == "reference"
-    ):
+    if reference or games is not None or sheet is not None or any(s.is_stdin for s in sources):
         advance = (lambda: on_item(1)) if on_item is not None else None
         return audit_stream(
             read_events(sources, on_problem=on_problem, max_line_bytes=max_line_bytes),
@@ -128,7 +125,9 @@ def audit_sources(
 
     problems: list[FileProblem] = []  # told once pass 1 is through (a reference pass would tell them again)
     try:
-        found = audit_fast.scan(sources, rules, problems.append, on_item, max_line_bytes=max_line_bytes, give_up=True)
+        found = audit_fast.scan(
+            sources, rules, problems.append, on_item, max_line_bytes=max_line_bytes, give_up=True, jit=jit
+        )
     except audit_fast.MostlyBad:  # a log of mostly bad lines: one reference pass is cheaper than two
         fresh = [InputSource(s.name, path=s.path) for s in sources]  # no stdin here: files read again
         advance = (lambda: on_item(1)) if on_item is not None else None
@@ -152,5 +151,10 @@ def audit_sources(
 
 
 def read_sheet(path: str) -> tuple[str, str]:
-    """(display name, text) of a scoresheet; raises OSError/UnicodeDecodeError for the CLI to report."""
-    return path, Path(path).read_text(encoding="utf-8-sig")
+    """(display name, text) of a scoresheet; SheetError when it cannot be read or its header is wrong."""
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SheetError(f"cannot read scoresheet {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    check_header(path, text)
+    return path, text

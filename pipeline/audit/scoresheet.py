@@ -13,9 +13,14 @@ import io
 from dataclasses import dataclass
 from typing import Iterable
 
+from pipeline.errors import UserError
 from pipeline.model import Finding, TurnRecord, severity_of
 
 HEADER = ["game_id", "turn", "player", "points", "total"]
+
+
+class SheetError(UserError):
+    """A scoresheet that cannot be checked at all: unreadable, or its header is not HEADER."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,13 @@ class SheetProblem:
     file: str
     line: int
     reason: str
+
+
+def check_header(name: str, text: str) -> None:
+    """Raise SheetError when the sheet's header (or an empty sheet) rules out every row."""
+    _, problems = parse_sheet(text.split("\n", 1)[0] + "\n", name)
+    if problems:
+        raise SheetError(f"{name}:{problems[0].line}: {problems[0].reason}")
 
 
 def parse_sheet(text: str, file: str) -> tuple[list[SheetRow], list[SheetProblem]]:
@@ -60,19 +72,20 @@ def parse_sheet(text: str, file: str) -> tuple[list[SheetRow], list[SheetProblem
             problems.append(SheetProblem(file, line, f"expected {len(HEADER)} columns, got {len(record)}"))
             continue
         game_id, turn, player, points, total = (cell.strip() for cell in record)
-        numbers = {}
+        numbers: dict[str, int | None] = {}
         for name, raw in (("turn", turn), ("points", points), ("total", total)):
             try:
                 numbers[name] = int(raw)
             except ValueError:
                 numbers[name] = None
                 problems.append(SheetProblem(file, line, f"{name} {raw!r} is not an integer"))
-        if None in numbers.values():
+        turn_n, points_n, total_n = numbers["turn"], numbers["points"], numbers["total"]
+        if turn_n is None or points_n is None or total_n is None:
             continue
-        if numbers["turn"] < 1 or not game_id or not player:
+        if turn_n < 1 or not game_id or not player:
             problems.append(SheetProblem(file, line, "game_id and player must be set and turn must be >= 1"))
             continue
-        rows.append(SheetRow(line, game_id, numbers["turn"], player, numbers["points"], numbers["total"]))
+        rows.append(SheetRow(line, game_id, turn_n, player, points_n, total_n))
     return rows, problems
 
 

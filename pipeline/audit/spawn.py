@@ -20,32 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import worker_boot
+from pipeline.reader.sniff import GZIP_MAGIC, starts_with
+from pipeline.reader.split import line_start
 
 PARALLEL_MIN_BYTES = 32 << 20  # a plain file this large is scanned by two processes at once
 # The worker's region starts here (then the regions rebalance as they go: audit_fast._Regions).
 FIRST_SHARE = 0.5
 BLOCK = 1 << 20  # audit_fast reads this many bytes at a time; a smaller line limit reads by lines
-_NOT_A_RANGE_START = (b"\x1f\x8b", b"\xef\xbb\xbf")  # gzip magic, BOM: the reader treats them specially
-
-
-def line_start(path: Path, offset: int, limit: int) -> int | None:
-    """Start of the first line that begins after `offset` and before `limit`, or None where
-    there is none or a range cannot start (its first bytes would be read as gzip or BOM)."""
-    with open(path, "rb") as fh:
-        fh.seek(offset)
-        while offset < limit and (block := fh.read(1 << 16)):
-            at = block.find(b"\n")
-            if at >= 0:
-                start = offset + at + 1
-                if start >= limit:
-                    return None
-                fh.seek(start)
-                first = fh.read(3)
-                if not first or any(first.startswith(m) for m in _NOT_A_RANGE_START):
-                    return None
-                return start
-            offset += len(block)
-    return None
 
 
 @dataclass
@@ -69,8 +50,8 @@ class Worker:
 _started: dict[tuple, Worker] = {}
 
 
-def _key(source: Any, default_rules: Any, max_line_bytes: int, give_up: bool) -> tuple:
-    return (str(source.path), source.name, default_rules, max_line_bytes, give_up)
+def _key(source: Any, default_rules: Any, max_line_bytes: int, give_up: bool, jit: bool) -> tuple:
+    return (str(source.path), source.name, default_rules, max_line_bytes, give_up, jit)
 
 
 def start(
@@ -79,6 +60,7 @@ def start(
     max_line_bytes: int,
     give_up: bool,
     *,
+    jit: bool = True,
     min_bytes: int | None = None,
     first_share: float | None = None,
     block: int | None = None,
@@ -97,9 +79,8 @@ def start(
         size = path.stat().st_size
         if size < min_bytes or not path.is_file():
             return None
-        with open(path, "rb") as fh:
-            if fh.read(2) == b"\x1f\x8b":
-                return None
+        if starts_with(path, GZIP_MAGIC):
+            return None
         middle = line_start(path, int(size * first_share), size)
     except OSError:
         return None
@@ -111,7 +92,7 @@ def start(
     ctx = multiprocessing.get_context("spawn")
     shared = ctx.Array("q", [0, middle, middle, size])
     receive, send = ctx.Pipe(duplex=False)
-    payload = pickle.dumps((source, middle, default_rules, max_line_bytes, give_up))
+    payload = pickle.dumps((source, middle, default_rules, max_line_bytes, give_up, jit))
     process = ctx.Process(
         target=worker_boot.run, daemon=True, args=("pipeline.audit.fast:_region_worker", payload, shared, send)
     )
@@ -124,21 +105,23 @@ def start(
     return Worker(process, shared, receive, send, middle, size)
 
 
-def prestart(source: Any, default_rules: Any, max_line_bytes: int, give_up: bool = True) -> None:
+def prestart(source: Any, default_rules: Any, max_line_bytes: int, give_up: bool = True, jit: bool = True) -> None:
     """Start the worker now for a later `take` of the same file, rules and line limit."""
-    key = _key(source, default_rules, max_line_bytes, give_up)
+    key = _key(source, default_rules, max_line_bytes, give_up, jit)
     if key not in _started:
-        worker = start(source, default_rules, max_line_bytes, give_up)
+        worker = start(source, default_rules, max_line_bytes, give_up, jit=jit)
         if worker is not None:
             _started[key] = worker
 
 
-def take(source: Any, default_rules: Any, max_line_bytes: int, give_up: bool, **options: Any) -> Worker | None:
+def take(
+    source: Any, default_rules: Any, max_line_bytes: int, give_up: bool, jit: bool = True, **options: Any
+) -> Worker | None:
     """The worker `prestart` started for this file, rules and line limit, else a new one
     (`start`'s options); any other pre-started worker is stopped (it would only compete)."""
-    worker = _started.pop(_key(source, default_rules, max_line_bytes, give_up), None)
+    worker = _started.pop(_key(source, default_rules, max_line_bytes, give_up, jit), None)
     discard()
-    return worker if worker is not None else start(source, default_rules, max_line_bytes, give_up, **options)
+    return worker if worker is not None else start(source, default_rules, max_line_bytes, give_up, jit=jit, **options)
 
 
 def discard() -> None:

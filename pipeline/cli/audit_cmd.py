@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import os
 import sys
 from typing import Iterable, Iterator, List, Optional
 
@@ -24,7 +23,7 @@ from pipeline.cli.common import (
     stdout,
     usage_error,
 )
-from pipeline.cli.engine_options import Engine, check_engine, engine_option, master_option, spark_or_exit
+from pipeline.cli.engine_options import Engine, check_engine, engine_option, master_option, routing
 from pipeline.cli.main import app
 
 
@@ -90,22 +89,13 @@ def audit(
             usage_error("--scoresheet and --coach are for --engine local (docs/spark.md)")
         if "-" in logs:
             usage_error("--engine spark reads files its tasks can open: stdin (-) is for --engine local")
+    route = routing(engine, spark_master)
     resolution = resolve(logs)
-    if (
-        engine is Engine.local
-        and not game
-        and scoresheet is None
-        and not coach
-        and len(resolution.sources) == 1
-        and not resolution.sources[0].is_stdin
-        and os.environ.get("FARKLE_LOGS_REPLAY") != "reference"
-    ):
-        # the fast audit's second process, started before this one's own heavy imports
-        # (pipeline/audit/spawn.py); audit_sources takes it over
-        from pipeline.audit import spawn as audit_spawn
-        from pipeline.rules import Ruleset
+    if not game and scoresheet is None and not coach:
+        from pipeline.engines import prestart_audit
 
-        audit_spawn.prestart(resolution.sources[0], default_rules or Ruleset.builtin("standard"), max_line_bytes)
+        # before this process's own heavy imports: the fast audit takes the process over
+        prestart_audit(route, resolution.sources, default_rules, max_line_bytes)
     from pipeline.audit.run import read_sheet
     from pipeline.cli.audit_render import print_text, sheet_verdict, write_csv, write_json, write_jsonl
     from pipeline.model import FileProblem
@@ -116,34 +106,33 @@ def audit(
         stderr.print(f"error: {problem}")
     sheet = None
     if scoresheet is not None:
-        try:
-            sheet = read_sheet(scoresheet)
-        except (OSError, UnicodeDecodeError) as exc:
-            usage_error(f"cannot read scoresheet {scoresheet}: {getattr(exc, 'strerror', None) or exc}")
-        _check_sheet_header(*sheet)
+        sheet = read_sheet(scoresheet)
     if not resolution.sources:
         raise typer.Exit(EXIT_USAGE)
     seen = SeenGames()
     if coach:
+        assert game  # --coach needs exactly one --game (checked above)
         _coach(resolution, game[0], default_rules, format, blunder_threshold, seen, max_line_bytes)
     file_problems: list[FileProblem] = []
-    if engine is Engine.spark:
-        from pipeline.engines.spark.audit import audit as spark_audit
-
-        with spark_or_exit(spark_master) as spark:
-            report = spark_audit(
-                spark,
-                resolution.sources,
-                default_rules,
-                games=set(game) if game else None,
-                max_line_bytes=max_line_bytes,
-            )
-        seen.ids.update(dict.fromkeys(g.game_id for g in report.games))  # what --game is checked against
-    else:
-        with progress_bar("auditing") as advance:
-            report = _audit_local(
+    with progress_bar("auditing") as advance:
+        if engine is Engine.local and (game or sheet is not None):
+            report = _audit_watched(
                 resolution, default_rules, game, sheet, format, seen, file_problems, advance, max_line_bytes
             )
+        else:
+            from pipeline import engines
+
+            report = engines.audit(
+                resolution.sources,
+                default_rules,
+                route,
+                games=set(game) if game else None,
+                trace=format is AuditFormat.text,
+                on_item=advance,
+                on_problem=file_problems.append,
+                max_line_bytes=max_line_bytes,
+            )
+            seen.ids.update(dict.fromkeys(g.game_id for g in report.games))  # what --game is checked against
     report.file_problems.extend(file_problems)
     for source in resolution.sources:
         if source.is_stdin and source.problem is None and source.lines == source.blank_lines:
@@ -164,7 +153,7 @@ def audit(
             AuditFormat.csv: write_csv,
         }[format]
         ends = _LastChar(sys.stdout)
-        write(report, ends)  # streamed: an audit can have millions of findings
+        write(report, ends)  # type: ignore[arg-type]  # streamed: an audit can have millions of findings
         if ends.last not in ("", "\n"):
             sys.stdout.write("\n")
         sys.stdout.flush()
@@ -187,29 +176,19 @@ def audit(
     raise typer.Exit(EXIT_OK)
 
 
-def _audit_local(resolution, default_rules, game, sheet, format, seen, file_problems, advance, max_line_bytes):
-    """One game or a scoresheet: the reference path, watching every game id read (what a
-    --game typo is compared to; audit_sources would take this path for them too). Every
-    game: the two-pass fast path (pipeline.audit.fast), the same report."""
-    from pipeline.audit.run import audit_sources, audit_stream
+def _audit_watched(resolution, default_rules, game, sheet, format, seen, file_problems, advance, max_line_bytes):
+    """One game or a scoresheet: the one-pass reference path that audit_sources takes for
+    them too, here watching every game id read (what a --game typo is compared to)."""
+    from pipeline.audit.run import audit_stream
     from pipeline.reader import read_events
 
-    if game or sheet is not None:
-        return audit_stream(
-            seen.watch(read_events(resolution.sources, on_problem=file_problems.append, max_line_bytes=max_line_bytes)),
-            default_rules,
-            games=set(game) if game else None,
-            sheet=sheet,
-            trace=format is AuditFormat.text,
-            on_item=advance,
-        )
-    return audit_sources(
-        resolution.sources,
+    return audit_stream(
+        seen.watch(read_events(resolution.sources, on_problem=file_problems.append, max_line_bytes=max_line_bytes)),
         default_rules,
+        games=set(game) if game else None,
+        sheet=sheet,
         trace=format is AuditFormat.text,
         on_item=advance,
-        on_problem=file_problems.append,
-        max_line_bytes=max_line_bytes,
     )
 
 
@@ -239,15 +218,6 @@ class SeenGames:
             if game_id is not None and game_id not in ids:
                 ids[game_id] = None
             yield item
-
-
-def _check_sheet_header(name: str, text: str) -> None:
-    """A scoresheet whose header is wrong (or that is empty) cannot be checked: exit 2, once."""
-    from pipeline.audit.scoresheet import parse_sheet
-
-    _, problems = parse_sheet(text.split("\n", 1)[0] + "\n", name)
-    if problems:
-        usage_error(f"{name}:{problems[0].line}: {problems[0].reason}")
 
 
 def _coach(

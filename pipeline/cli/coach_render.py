@@ -97,14 +97,14 @@ def coach_text(
         dice = j.roll if j.kind == "keep" else f"{j.dice} left"
         if g is None:
             per[4] += 1
-            best, loss = "", "-"
+            best, loss_text = "", "-"
             not_judged.setdefault(j.why or "not judged", []).append(row["seq"])
         else:
             per[0] += 1
             per[1] += g.loss
             per[2] += g.optimal
             per[3] += g.loss > threshold
-            best, loss = g.best, f"{g.loss:.1f}" + (" *" if g.loss > threshold else "  ")
+            best, loss_text = g.best, f"{g.loss:.1f}" + (" *" if g.loss > threshold else "  ")
         table.add_row(
             str(row["seq"]),
             printable(j.player),
@@ -113,7 +113,7 @@ def coach_text(
             printable(dice),
             printable(j.made),
             printable(best),
-            loss,
+            loss_text,
         )
     console.print(table)
     for why, seq_list in not_judged.items():

@@ -1,7 +1,9 @@
 """Pieces every command shares: usage errors, --rules, --format, progress on terminals.
 
 Commands stay thin: parse options here, call the library, print. Exit codes are the
-project's contract: 0 fine, 1 findings or errors in the data, 2 bad usage.
+project's contract: 0 fine, 1 findings or errors in the data, 2 bad usage. A user error the
+library raises (pipeline.errors.UserError) becomes exit 2 in `user_errors`, around every
+command (pipeline.cli.help.Group), so no command catches one only to exit.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, NoReturn
 import typer
 
 from pipeline.cli.text import LazyConsole
+from pipeline.errors import UserError  # no imports of its own
 from pipeline.limits import MAX_LINE_BYTES, format_bytes, parse_size  # no imports of its own
 
 if TYPE_CHECKING:  # the rules engine loads when a command needs a ruleset, not for --help
@@ -38,8 +41,8 @@ RULES_HELP = "Ruleset: a built-in name (standard, playmonster), a .json/.toml fi
 
 def lean_program() -> None:
     """In the `farkle-logs` program (not when a test or a user imports the library): make
-    pandas unimportable for the rest of the process. pyarrow imports it (0.2 s of start-up)
-    on its first array made from a Python list, only to ask whether the list is a pandas
+    pandas unimportable for the rest of the process. pyarrow imports it (a large share of
+    start-up) on its first array made from a Python list, only to ask whether the list is a pandas
     object, and the local ingest and audit never use it. Spark's paths need it: they do not
     call this."""
     from pipeline.cli import entry
@@ -54,6 +57,27 @@ def usage_error(message: str) -> NoReturn:
     """One clear line on stderr, exit 2."""
     stderr.print(f"error: {message}")
     raise typer.Exit(EXIT_USAGE)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """The one place a user error becomes exit 2: its details, then `error: message; remedy`."""
+    try:
+        yield
+    except UserError as exc:
+        for detail in exc.details:
+            stderr.print(f"error: {detail}")
+        usage_error(str(exc))
+
+
+@contextmanager
+def outcome(text: str, *kinds: type[UserError]) -> Iterator[None]:
+    """Add what did not happen (`nothing was ingested`) to a user error of `kinds` on its way out."""
+    try:
+        yield
+    except kinds as exc:
+        exc.remedy = f"{exc.remedy}; {text}" if exc.remedy else text
+        raise
 
 
 def _line_size(value: str) -> int:
@@ -105,13 +129,10 @@ def no_match_error(what: str, wanted: str, known: Iterable[str], where: str) -> 
 
 
 def rules_or_exit(spec: str | None) -> "Ruleset":
-    from pipeline.rules import RulesetError
+    """The ruleset `spec` names (a RulesetError is a user error: exit 2)."""
     from pipeline.reader.rules_source import load_ruleset
 
-    try:
-        return load_ruleset(spec)
-    except RulesetError as exc:
-        usage_error(str(exc))
+    return load_ruleset(spec)
 
 
 def interactive() -> bool:

@@ -7,7 +7,7 @@ import json
 
 import typer
 
-from pipeline.cli.common import EXIT_DATA, EXIT_OK, TextOrJson, stdout, usage_error
+from pipeline.cli.common import EXIT_DATA, EXIT_OK, TextOrJson, stdout
 from pipeline.cli.main import app, make_app
 
 dataset_app = make_app(help="Check a dataset directory file by file, or repair one that is damaged.")
@@ -29,13 +29,9 @@ def check(
 
     Exit 0: healthy. 1: problems found (each named; `dataset repair` says how it would
     fix them). 2: DATASET is not a farkle-logs dataset (missing, foreign, another version)."""
-    from pipeline.dataset.layout import DatasetError
     from pipeline.dataset.verify import check_dataset
 
-    try:
-        report = check_dataset(dataset, full=full)
-    except DatasetError as exc:
-        usage_error(str(exc))
+    report = check_dataset(dataset, full=full)
     if format is TextOrJson.json:
         stdout.print_json(json.dumps(report.to_dict()))
     else:
@@ -85,14 +81,9 @@ def repair(
 
     Exit 0: healthy, or repaired. 1: no snapshot verifies (nothing changed). 2: DATASET is
     not a farkle-logs dataset, another ingest holds it, or it cannot be written."""
-    from pipeline.dataset.layout import DatasetError
     from pipeline.dataset.repair import repair_dataset
-    from pipeline.dataset.store import StoreError
 
-    try:
-        result = repair_dataset(dataset, full=full)
-    except (DatasetError, StoreError) as exc:
-        usage_error(str(exc))
+    result = repair_dataset(dataset, full=full)
     if format is TextOrJson.json:
         stdout.print_json(json.dumps(result.to_dict()))
     else:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 import typer
 
 from pipeline.cli.common import RULES_HELP, no_match_error, rules_or_exit, usage_error
+from pipeline.errors import UserError
 
 if TYPE_CHECKING:
     from pipeline.dataset.layout import Dataset
@@ -67,22 +68,23 @@ def filters_or_exit(
 def dataset_or_exit(path: str):
     """The dataset at `path`, or exit 2 with one line saying why it is not one (missing,
     foreign, another version) or how to recover it (damaged)."""
-    from pipeline.dataset.layout import DatasetError, open_dataset
+    from pipeline.dataset.layout import open_dataset
 
-    try:
-        return open_dataset(path)
-    except DatasetError as exc:
-        usage_error(str(exc))
+    return open_dataset(path)  # DatasetError: a user error, exit 2
 
 
 def dataset_failure(dataset: "Dataset | str | Path", exc: Exception, suffix: str = "") -> NoReturn:
     """Reading `dataset` failed. If the dataset does not verify (a truncated or foreign
     Parquet file, a missing column), that is the cause: exit 2 with the way out. Otherwise it
-    is a bug: re-raised for the crash handler (pipeline/cli/entry.py)."""
+    is a bug: re-raised for the crash handler (pipeline/cli/entry.py). A user error is
+    re-raised as it is (exit 2 with its own message)."""
     from pipeline.dataset.layout import DatasetError, recovery_hint
     from pipeline.dataset.verify import check_dataset
 
-    path = Path(getattr(dataset, "path", dataset))
+    if isinstance(exc, UserError):
+        raise exc
+
+    path = Path(getattr(dataset, "path", dataset))  # type: ignore[arg-type]  # a Dataset's, or the path given
     try:
         report = check_dataset(path)
     except DatasetError:  # not a dataset (a new one being ingested): the data is not the cause
@@ -109,12 +111,12 @@ def filters_match_or_exit(ds: "Dataset", filters: "Filters", rules_spec: str | N
     where = f"dataset {ds.path}"
     with session(ds, filters, with_odds=False) as con:
         if filters.game is not None:
-            found = con.execute("select count(*) from src_games where game_id = ?", [filters.game]).fetchone()[0]
+            found = con.execute("select count(*) from src_games where game_id = ?", [filters.game]).fetchone()[0]  # type: ignore[index]  # count(*): one row
             if not found:
                 ids = [r[0] for r in con.execute("select distinct game_id from src_games").fetchall()]
                 no_match_error("game", filters.game, ids, where)
         if filters.player is not None:
-            found = con.execute("select count(*) from src_game_players where player = ?", [filters.player]).fetchone()[
+            found = con.execute("select count(*) from src_game_players where player = ?", [filters.player]).fetchone()[  # type: ignore[index]  # count(*): one row
                 0
             ]
             if not found:
@@ -135,7 +137,7 @@ def filters_match_or_exit(ds: "Dataset", filters: "Filters", rules_spec: str | N
                     f"(knob for knob); its games were played under: {', '.join(names) or 'none'}"
                 )
         games = run(con, "int_games_in_scope").num_rows
-        span = con.execute("select min(first_ts), max(first_ts) from src_games").fetchone()
+        span = con.execute("select min(first_ts), max(first_ts) from src_games").fetchone() or (None, None)
     if not games:
         parts = _describe(filters, rules_spec)
         dates = ""

@@ -8,15 +8,14 @@ what to install, exit 2, before any work starts.
 from __future__ import annotations
 
 import enum
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from pipeline.cli.common import usage_error
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pipeline.engines import Routing
 
 
 class Engine(str, enum.Enum):
@@ -45,29 +44,13 @@ def check_engine(engine: Engine, spark_master: str | None) -> None:
         if spark_master is not None:
             usage_error("--spark-master is for --engine spark")
         return
-    from pipeline.engines.spark.session import SparkUnavailable, check_installed
+    from pipeline.engines.spark.session import check_installed
 
-    try:
-        check_installed()
-    except SparkUnavailable as exc:
-        usage_error(str(exc))
+    check_installed()  # SparkUnavailable: a user error, exit 2
 
 
-@contextmanager
-def spark_or_exit(spark_master: str | None) -> Iterator["SparkSession"]:
-    """A Spark session for the command (stopped at the end if this started it); exit 2 with
-    the reason when Spark cannot start."""
-    from pipeline.engines.spark.session import SparkUnavailable, spark_session
+def routing(engine: Engine, spark_master: str | None) -> "Routing":
+    """The command's routing: its --engine and --spark-master, the rest from the environment."""
+    from pipeline.engines import Routing
 
-    session = spark_session(spark_master)
-    try:
-        spark = session.__enter__()
-    except SparkUnavailable as exc:
-        usage_error(str(exc))
-    try:
-        yield spark
-    except BaseException as exc:
-        if not session.__exit__(type(exc), exc, exc.__traceback__):
-            raise
-    else:
-        session.__exit__(None, None, None)
+    return Routing.from_environment(engine.value, spark_master)

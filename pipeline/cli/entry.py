@@ -120,8 +120,8 @@ _skip_teardown = False
 def skip_teardown() -> None:
     """A command whose output is written and whose files are closed (audit, ingest) asks main() to
     end the process without the interpreter's teardown: freeing every object one by one
-    (an audit's games, numba's compiled code, Arrow's pools) took 0.3-0.4 s of wall time
-    after the last byte was out. The atexit functions still run (multiprocessing's children,
+    (an audit's games, numba's compiled code, Arrow's pools) costs wall time after the
+    last byte is out. The atexit functions still run (multiprocessing's children,
     weakref finalizers such as temporary directories, logging)."""
     global _skip_teardown
     _skip_teardown = True
@@ -182,12 +182,10 @@ def _exit_code(exit_: SystemExit) -> int:
 
 def _known_error(exc: BaseException) -> str | None:
     """The one-line message of an error that is not a bug, or None."""
-    from pipeline.dataset.layout import DatasetError
-    from pipeline.dataset.store import StoreError, describe_os_error
-    from pipeline.reader.inputs import InputError
-    from pipeline.rules import RulesetError
+    from pipeline.dataset.store import describe_os_error
+    from pipeline.errors import UserError
 
-    if isinstance(exc, (DatasetError, StoreError, InputError, RulesetError)):
+    if isinstance(exc, UserError):  # a command's are caught by cli.common.user_errors: this is outside one
         return str(exc)
     if isinstance(exc, OSError) and exc.errno in ENVIRONMENT_ERRNOS:
         return describe_os_error(exc, "(a file)")

@@ -102,8 +102,11 @@ def _leaf(annotation: Any, info: Any) -> Callable[[Any], Any] | None:
 
 if RuntimeParam is not None:
 
-    class _Plain(RuntimeParam):  # type: ignore[misc,valid-type]
+    class _Plain(RuntimeParam):
         """One parameter's coercer: `leaf` for each value (of a list, if `many`)."""
+
+        leaf: Callable[[Any], Any]
+        many: bool
 
         def __init__(self, descriptor: Any, leaf: Callable[[Any], Any], many: bool):
             object.__setattr__(self, "parameter_info", descriptor.parameter_info)

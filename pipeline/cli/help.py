@@ -15,6 +15,7 @@ import re
 
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
+from pipeline.cli.common import user_errors
 from pipeline.cli.fast_params import install
 
 
@@ -73,3 +74,9 @@ class Command(TyperCommand):
 class Group(TyperGroup):
     def get_params(self, ctx) -> list:
         return install(super().get_params(ctx))
+
+    def invoke(self, ctx):
+        # Parsing a subcommand's options and running it both happen in here, so every user
+        # error of every command ends in exit 2 (under CliRunner too, which skips cli.entry).
+        with user_errors():
+            return super().invoke(ctx)

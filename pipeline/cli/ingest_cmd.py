@@ -13,6 +13,7 @@ from pipeline.cli.common import (
     RULES_HELP,
     TextOrJson,
     lean_program,
+    outcome,
     max_line_bytes_option,
     progress_bar,
     rules_or_exit,
@@ -21,7 +22,7 @@ from pipeline.cli.common import (
     usage_error,
 )
 from pipeline.cli.main import app
-from pipeline.cli.engine_options import Engine, check_engine, engine_option, master_option, spark_or_exit
+from pipeline.cli.engine_options import Engine, check_engine, engine_option, master_option, routing
 
 
 @app.command("ingest", short_help="Store logs as a Parquet dataset, incrementally.")
@@ -50,12 +51,14 @@ def ingest_command(
     if engine is Engine.local:
         lean_program()
     from pipeline.cli.dataset_options import dataset_failure
-    from pipeline.ingest import InputErrors, StoreError, ingest
+    from pipeline import engines
+    from pipeline.ingest import InputErrors, StoreError
     from pipeline.dataset.store import describe_os_error
     from pipeline.reader.inputs import InputError
 
     ruleset = rules_or_exit(rules)
     check_engine(engine, spark_master)
+    route = routing(engine, spark_master)
     if engine is Engine.spark and "-" in logs:
         usage_error("--engine spark reads files its tasks can open: stdin (-) is for --engine local")
 
@@ -63,22 +66,11 @@ def ingest_command(
         stderr.print(f"note: {message}")
 
     try:
-        if engine is Engine.spark:
-            from pipeline.engines.spark.ingest import ingest as spark_ingest
-
-            with spark_or_exit(spark_master) as spark:
-                summary = spark_ingest(spark, logs, out, ruleset, notice=notice, max_line_bytes=max_line_bytes)
-        else:
+        with outcome("nothing was ingested", InputError, InputErrors, StoreError):
             with progress_bar("ingest (bytes read)") as advance:
-                summary = ingest(logs, out, ruleset, progress=advance, notice=notice, max_line_bytes=max_line_bytes)
-    except typer.Exit:  # Spark could not start: said in one line already
-        raise
-    except InputErrors as exc:
-        for problem in exc.problems:
-            stderr.print(f"error: {problem}")
-        usage_error(f"{len(exc.problems)} inputs name nothing readable; nothing was ingested")
-    except (InputError, StoreError) as exc:
-        usage_error(f"{exc}; nothing was ingested")
+                summary = engines.ingest(
+                    logs, out, ruleset, route, progress=advance, notice=notice, max_line_bytes=max_line_bytes
+                )
     except OSError as exc:  # the reader reports input problems itself: this is the dataset's disk
         usage_error(
             f"cannot write to the dataset: {describe_os_error(exc, out)}; nothing was ingested, "

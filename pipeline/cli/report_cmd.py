@@ -48,7 +48,7 @@ def report(
     matches no game, an output that cannot be written).
     """
     from pipeline.cli.dataset_options import filters_match_or_exit
-    from pipeline.report import GameNotFound, write_report
+    from pipeline.report import write_report
     from pipeline.strategy.solver import refusals
 
     filters = filters_or_exit(player, rules, since, until)
@@ -57,8 +57,6 @@ def report(
     try:
         with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
             path = write_report(ds, out, filters, title=title, game=game)
-    except GameNotFound as exc:
-        usage_error(str(exc))
     except OSError as exc:
         usage_error(f"cannot write {out}: {exc.strerror or exc}")
     except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)

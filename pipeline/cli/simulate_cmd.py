@@ -70,16 +70,12 @@ def simulate_cmd(
     """Play complete games with bots and write them as a JSONL log (see docs/simulate.md)."""
     from pipeline.model import FINDING_CODES
     from pipeline.simulate import BOT_NAMES, DEFAULT_BOTS, INJECTABLE, NOT_INJECTABLE, parse_players, simulate
-    from pipeline.simulate.game import SimulationError
 
     if games < 0:
         usage_error("--games must be >= 0")
     if tables < 1:
         usage_error("--tables must be >= 1")
-    try:
-        span = parse_players(players)
-    except ValueError as exc:
-        usage_error(str(exc))
+    span = parse_players(players)
     rulesets = [rules_or_exit(r) for r in rules] if rules else [rules_or_exit(None)]
     if seed is None:
         seed = int.from_bytes(os.urandom(4), "big")
@@ -129,8 +125,6 @@ def simulate_cmd(
     except BrokenPipeError:  # `simulate ... | head`: the reader has seen enough
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         raise typer.Exit(0) from None
-    except SimulationError as exc:
-        usage_error(str(exc))
     except OSError as exc:
         usage_error(f"cannot write {exc.filename or out}: {exc.strerror or exc}")
     elapsed = time.perf_counter() - started

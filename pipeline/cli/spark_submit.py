@@ -1,4 +1,4 @@
-"""The `spark-submit` entry point: `spark-submit [spark options] submit.py COMMAND ...`.
+"""The `spark-submit` entry point: `spark-submit [spark options] spark_submit.py COMMAND ...`.
 
 Runs the farkle-logs command line inside the session spark-submit made (its master,
 resources and settings are used as they are; `--engine spark` finds it as the active

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from operator import attrgetter
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import msgspec
 import pyarrow as pa
@@ -25,7 +25,7 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _encode = msgspec.json.encode
 
 
-def _dumps_totals(totals: dict[str, int | None]) -> str:
+def _dumps_totals(totals: Mapping[str, int | None]) -> str:
     """`_dumps` of a {player: points} dict, by msgspec: the same text for names and integers
     (tests/test_ingest_batches.py), a fifth of the cost, and games_tables makes two per game.
     A name holding a lone surrogate (a JSON escape can make one) is not UTF-8: json's way."""
@@ -46,10 +46,6 @@ def _names(value: Any) -> list[str] | None:
     if isinstance(value, str):
         return [value]
     return list(value)
-
-
-def _json_or_none(value: Any) -> str | None:
-    return None if value is None else _dumps(value)
 
 
 def _array(values: list[Any], typ: pa.DataType) -> pa.Array:

@@ -17,9 +17,10 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeGuard
 
 from pipeline.dataset.tables import DATASET_VERSION, TABLES
+from pipeline.errors import UserError
 
 FORMAT = "farkle-logs"
 POINTER = "_current.json"  # the commit point: written last, atomically
@@ -31,7 +32,7 @@ LOCK = ".lock"
 DAMAGED = ".damaged"  # where `dataset repair` moves snapshots it cannot verify
 
 
-class DatasetError(ValueError):
+class DatasetError(UserError, ValueError):
     """The path is missing, unreadable, or not a farkle-logs dataset of a version we read."""
 
 
@@ -45,7 +46,7 @@ class DatasetDamaged(DatasetError):
     is the problem alone."""
 
     def __init__(self, path: str | Path, what: str):
-        super().__init__(f"{path}: damaged dataset: {what}; {recovery_hint(path)}")
+        super().__init__(f"{path}: damaged dataset: {what}", recovery_hint(path))
         self.path, self.what = Path(path), what
 
 
@@ -128,7 +129,7 @@ def read_pointer(root: Path) -> Pointer:
     return Pointer(snapshot, manifest)
 
 
-def _is_inside(relative: Any) -> bool:
+def _is_inside(relative: Any) -> TypeGuard[str]:
     """A relative path that stays inside the dataset directory."""
     if not isinstance(relative, str) or not relative or "\0" in relative or "\\" in relative:
         return False

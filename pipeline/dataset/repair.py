@@ -35,7 +35,7 @@ from pipeline.dataset.layout import (
     snapshot_manifest_path,
 )
 from pipeline.dataset.verify import newest_complete_snapshot, snapshot_numbers, verify_snapshot
-from pipeline.dataset.store import StoreError, _write_json, acquire_lock, describe_os_error, point_links
+from pipeline.dataset.store import StoreError, write_json, acquire_lock, describe_os_error, point_links
 
 
 @dataclass
@@ -110,7 +110,8 @@ def _repair_locked(root: Path, full: bool) -> RepairResult:
         return result
     number, chosen = found
     result = RepairResult(root, before, number, rows=chosen.rows)
-    kept_inputs = {(f.get("path"), f.get("sha256")) for f in chosen.manifest.get("files", []) if isinstance(f, dict)}
+    files = chosen.manifest.get("files", []) if chosen.manifest is not None else []  # found: it verified
+    kept_inputs = {(f.get("path"), f.get("sha256")) for f in files if isinstance(f, dict)}
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
     unknown = False  # a dropped snapshot's manifest is unreadable: which inputs it added is unknown
     for other in sorted(n for n in snapshot_numbers(root) if n > number):
@@ -134,7 +135,7 @@ def _repair_locked(root: Path, full: bool) -> RepairResult:
         moved.parent.mkdir(exist_ok=True)
         os.rename(root / SNAPSHOTS / f"{other:06d}", moved)
         result.actions.append(f"moved snapshot {other} ({why}) to {os.path.relpath(moved, root)}")
-    _write_json(root / POINTER, Pointer(number, snapshot_manifest_path(number)).to_json())
+    write_json(root / POINTER, Pointer(number, snapshot_manifest_path(number)).to_json())
     result.actions.append(
         f"pointed the dataset at snapshot {number} ({snapshot_manifest_path(number)}), which verifies: "
         f"{chosen.rows.get('events', 0):,} events in {chosen.files.get('events', 0)} file(s)"

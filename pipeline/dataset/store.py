@@ -60,17 +60,17 @@ from pipeline.dataset.layout import (
     snapshot_manifest_path,
 )
 from pipeline.dataset.tables import DATASET_VERSION, TABLES
+from pipeline.errors import UserError
 
-CURRENT = CURRENT_LINK  # the old name, kept for callers
 LINKS = (MANIFEST, *TABLES)  # DATASET/<name> -> .current/<name>
 
 
-class StoreError(Exception):
+class StoreError(UserError):
     """The output path cannot hold a dataset (not ours, damaged, another ingest running,
     unwritable, full). Nothing was committed; the previous snapshot is intact."""
 
 
-def _crash_point(name: str) -> None:
+def crash_point(name: str) -> None:
     """Tests of atomicity kill the process at a named step (FARKLE_LOGS_CRASH_AT=name)."""
     if os.environ.get("FARKLE_LOGS_CRASH_AT") == name:
         import signal
@@ -255,17 +255,17 @@ class Store:
                 raise StoreError(f"{link} exists and is not the dataset's symlink; move it out of the dataset")
         try:
             tables = self._build_snapshot(snap, new_files, removed)
-            _crash_point("snapshot_built")
+            crash_point("snapshot_built")
             manifest = dict(manifest)
             manifest["format"], manifest["dataset_version"] = FORMAT, DATASET_VERSION
             manifest["snapshot"] = number
             manifest["tables"] = tables
             _fail_point("manifest", snap / MANIFEST)
-            _write_json(snap / MANIFEST, manifest)
+            write_json(snap / MANIFEST, manifest)
             _fsync_dir(snap)
-            _crash_point("before_flip")
+            crash_point("before_flip")
             _fail_point("pointer", self.root / POINTER)
-            _write_json(self.root / POINTER, Pointer(number, relative).to_json())  # the commit point
+            write_json(self.root / POINTER, Pointer(number, relative).to_json())  # the commit point
         except OSError as exc:
             shutil.rmtree(snap, ignore_errors=True)  # never named by a pointer: garbage
             raise StoreError(
@@ -273,7 +273,7 @@ class Store:
                 f"snapshot {number - 1} is still current"
             ) from None
         _fsync_dir(self.root)
-        _crash_point("after_flip")
+        crash_point("after_flip")
         self.manifest = manifest
         self._snapshot_dir = snap
         self._point_links(snap)
@@ -375,7 +375,7 @@ def _link_or_copy(src: Path, dst: Path) -> None:
         shutil.copy2(src, dst)  # a filesystem without hard links: copy (files are immutable either way)
 
 
-def _write_json(path: Path, value: Any) -> None:
+def write_json(path: Path, value: Any) -> None:
     """Write `path` atomically: a temp file, fsync, rename over it."""
     tmp = path.with_name(path.name + ".tmp")
     try:

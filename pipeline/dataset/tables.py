@@ -184,5 +184,7 @@ def write_schema_files(directory: Path) -> None:
         (directory / f"{name}.json").write_text(json.dumps(payload, indent=2) + "\n")
 
 
-if __name__ == "__main__":  # pragma: no cover
-    write_schema_files(Path(__file__).resolve().parents[2] / "schemas" / "tables")
+if __name__ == "__main__":  # pragma: no cover - run from the repository's top: schemas/tables
+    import sys
+
+    write_schema_files(Path(sys.argv[1] if len(sys.argv) > 1 else "schemas/tables"))

@@ -157,7 +157,7 @@ def _count_problems(manifest: dict[str, Any], rows: dict[str, int], where: str) 
     the rows a later reading of the same file superseded: their rows must equal the sum over
     the manifest's `files` entries of `events - superseded_events` (and of rejects). An entry
     without the `superseded_*` keys superseded nothing."""
-    problems = []
+    problems: list[Problem] = []
     files = manifest.get("files", [])
     if not files or not all(isinstance(f, dict) for f in files):
         return problems

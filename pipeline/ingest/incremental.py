@@ -1,6 +1,6 @@
 """What a run adds to a dataset that already holds data (docs/dataset.md, "Incremental ingest").
 
-The rule (COORDINATION.md decision 5): a line is identified by its file name and line
+The rule: a line is identified by its file name and line
 number. Re-reading a line already stored there with the same content adds nothing (it is
 a *duplicate*: a log that grew is read again, its old lines are duplicates). Everything else
 is new: a repeated (game_id, seq) anywhere else in the logs is an event like any other, and
@@ -32,7 +32,7 @@ from pipeline.dataset import batches
 from pipeline.ingest import route
 from pipeline.ingest.sinks import writer_options
 from pipeline.dataset.layout import duckdb_path
-from pipeline.ingest.split import Block
+from pipeline.reader.split import Block
 from pipeline.reader.inputs import STDIN_NAME
 from pipeline.model import BadLine
 from pipeline.replay.partition import ORDER_COLUMN

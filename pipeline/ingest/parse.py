@@ -35,27 +35,13 @@ import pyarrow.compute as pc
 from pipeline.dataset import tables
 from pipeline.dataset import batches
 from pipeline.ingest import scan
-from pipeline.ingest.split import Block, too_long
+from pipeline.reader.split import Block, too_long
 from pipeline.model import BadLine, Event
 from pipeline.reader import parse_line
-from pipeline.reader.fast import Dice, Int, Name, Seq
+from pipeline.reader.fast import TurnLine
 from pipeline.reader.timestamps import TS_PATTERN
 
 TURN_TYPES = pa.array(["roll", "keep", "bank", "farkle"])
-
-
-class TurnLine(msgspec.Struct, forbid_unknown_fields=True):
-    """A roll/keep/bank/farkle line as msgspec checks it in C. A default of None on a
-    non-optional type: absent decodes to None, an explicit null is an error (→ reference)."""
-
-    game_id: Name
-    seq: Seq
-    type: str
-    ts: str = None  # type: ignore[assignment]
-    player: Name = None  # type: ignore[assignment]
-    dice: Dice = None  # type: ignore[assignment]
-    points: Int = None  # type: ignore[assignment]
-    total: Int = None  # type: ignore[assignment]
 
 
 _decode = msgspec.json.Decoder(TurnLine).decode
@@ -98,7 +84,7 @@ class _Lines:
         return int((self.ends - self.starts).max()) if len(self.ends) else 0
 
 
-def parse_block(block: Block, ingest_id: str, max_line: int) -> Parsed:
+def parse_block(block: Block, ingest_id: str, max_line: int, jit: bool = True) -> Parsed:
     lines = _Lines(block.data)
     first, name = block.first_line, block.name
     bad = list(block.long_lines)
@@ -113,7 +99,7 @@ def parse_block(block: Block, ingest_id: str, max_line: int) -> Parsed:
             else:
                 struct_at.append(i)
     else:
-        struct_at = _scanned(lines, first, name, ingest_id, parts, slow_at)
+        struct_at = _scanned(lines, first, name, ingest_id, parts, slow_at, jit)
     bulk_rows = sum(t.num_rows for t in parts)
     fast: list[TurnLine] = []
     fast_at: list[int] = []
@@ -151,7 +137,7 @@ def parse_block(block: Block, ingest_id: str, max_line: int) -> Parsed:
 
 
 def _scanned(
-    lines: _Lines, first: int, name: str, ingest_id: str, parts: list[pa.Table], slow_at: list[int]
+    lines: _Lines, first: int, name: str, ingest_id: str, parts: list[pa.Table], slow_at: list[int], jit: bool = True
 ) -> list[int]:
     """Decode the block's lines with the compiled scan (module docstring): accepted rows are
     appended to `parts`, rows the column checks refuse to `slow_at`; returns the line
@@ -170,7 +156,7 @@ def _scanned(
     kinds = np.zeros(n, np.int8)
     dice = np.zeros((n, 6), np.int8)
     ndice = np.full(n, -1, np.int8)
-    scan.compiled("scan_lines")(
+    scan.compiled("scan_lines", jit)(
         lines.buf,
         lines.starts,
         lines.ends,
@@ -195,7 +181,7 @@ def _scanned(
     listed = counts >= 0
     faces = dice[rows]
     in_list = np.arange(6) < counts[:, None]
-    ts = _text(lines.buf, spans[:, scan.SP_TS], spans[:, scan.SP_TS + 1])
+    ts = _text(lines.buf, spans[:, scan.SP_TS], spans[:, scan.SP_TS + 1], jit)
     player = spans[:, scan.SP_PLAYER + 1] > spans[:, scan.SP_PLAYER]
     good = (
         _shape_ok(kind, listed, has[:, scan.IN_POINTS], has[:, scan.IN_TOTAL], player, ts)
@@ -206,7 +192,7 @@ def _scanned(
     )
     if not good.all():
         slow_at.extend(rows[~good].tolist())
-        rows, spans, ints, has, counts, listed, faces, in_list, kind = (
+        rows, spans, ints, has, counts, listed, faces, in_list, kind = (  # type: ignore[assignment]
             a[good] for a in (rows, spans, ints, has, counts, listed, faces, in_list, kind)
         )
         ts = ts.filter(pa.array(good))
@@ -217,11 +203,11 @@ def _scanned(
     np.cumsum(counts, out=offsets[1:])
     parts.append(
         _events_from_columns(
-            _text(lines.buf, spans[:, scan.SP_GAME], spans[:, scan.SP_GAME + 1]),
+            _text(lines.buf, spans[:, scan.SP_GAME], spans[:, scan.SP_GAME + 1], jit),
             pa.array(ints[:, scan.IN_SEQ]),
             TURN_TYPES.take(pa.array(kind)),
             ts,
-            _text(lines.buf, spans[:, scan.SP_PLAYER], spans[:, scan.SP_PLAYER + 1]),
+            _text(lines.buf, spans[:, scan.SP_PLAYER], spans[:, scan.SP_PLAYER + 1], jit),
             pa.ListArray.from_arrays(
                 pa.array(offsets), pa.array(faces[in_list], pa.int8()), type=_DICE, mask=pa.array(~listed)
             ),
@@ -239,13 +225,13 @@ def _scanned(
 _DICE = tables.EVENTS.field("dice").type
 
 
-def _text(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
+def _text(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, jit: bool = True) -> pa.Array:
     """A string array of the byte spans [starts, ends) of buf; a start of -1 is null."""
     present = starts >= 0
     size = int((ends - starts)[present].sum())
     offsets = np.empty(len(starts) + 1, np.int32)
     out = np.empty(size, np.uint8)
-    scan.compiled("gather_text")(buf, starts, ends, offsets, out)
+    scan.compiled("gather_text", jit)(buf, starts, ends, offsets, out)
     validity = None if present.all() else pa.py_buffer(np.packbits(present, bitorder="little"))
     return pa.Array.from_buffers(pa.string(), len(starts), [validity, pa.py_buffer(offsets), pa.py_buffer(out)])
 

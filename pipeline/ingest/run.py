@@ -1,7 +1,7 @@
 """Ingest orchestration: the staged pipeline, from input specs to a committed snapshot.
 
     split (this process)  →  parse + route (workers)  →  replay per bucket (workers)  →  commit
-    pipeline.ingest.split    .parse, .route              pipeline.replay.partition        .store
+    pipeline.reader.split    .parse, .route              pipeline.replay.partition        .store
 
 1. split: each input is cut into blocks of whole lines (`split.split_source`), hashed and
    counted as it is read; a gzip stream is decompressed here, once.
@@ -29,15 +29,16 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO, Callable, Sequence
 
 from pipeline.ingest import incremental
 from pipeline.ingest.route import bucket_count
-from pipeline.ingest.split import BLOCK_BYTES, MAX_LINE_BYTES, split_source
-from pipeline.dataset.store import Store, _crash_point
+from pipeline.reader.split import BLOCK_BYTES, MAX_LINE_BYTES, split_source
+from pipeline.dataset.store import Store, crash_point
 from pipeline.ingest.workers import Config, Pool
 from pipeline.reader.inputs import InputSource, resolve
 from pipeline.rules import Ruleset
+from pipeline.errors import UserError
 
 
 @dataclass
@@ -146,7 +147,7 @@ def new_ingest_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
 
 
-def file_sha256(path: str) -> str:
+def file_sha256(path: str | Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         while chunk := fh.read(1 << 20):
@@ -154,11 +155,11 @@ def file_sha256(path: str) -> str:
     return h.hexdigest()
 
 
-class InputErrors(Exception):
-    """Several specs name nothing readable; each is in `problems`."""
+class InputErrors(UserError):
+    """Several specs name nothing readable; each is in `problems` (and, as text, `details`)."""
 
-    def __init__(self, problems: list[Exception]):
-        super().__init__("; ".join(map(str, problems)))
+    def __init__(self, problems: Sequence[Exception]):
+        super().__init__(f"{len(problems)} inputs name nothing readable", details=tuple(map(str, problems)))
         self.problems = problems
 
 
@@ -187,14 +188,17 @@ def ingest(
     max_line_bytes: int = MAX_LINE_BYTES,
     block_bytes: int = BLOCK_BYTES,
     engine: Any = None,
+    reference: bool = False,
+    jit: bool = True,
 ) -> IngestSummary:
     """Ingest the inputs named by `specs` (files, directories, globs, .gz, '-') into `out`.
 
     Raises StoreError (the output cannot be used) and InputError/InputErrors (a spec names
     nothing readable) before anything is written; bad lines and broken files never raise.
     `workers`: processes that parse and replay, this one included (1: this process
-    alone); None = $FARKLE_LOGS_WORKERS if set, else 2 on a multi-core machine for inputs
-    of 32 MiB or more, else 1. A line longer than `max_line_bytes` is rejected unread.
+    alone); None = 2 on a multi-core machine for inputs of 32 MiB or more, else 1. A line
+    longer than `max_line_bytes` is rejected unread. `reference` and `jit` choose the replay
+    path and whether the kernels are compiled (pipeline.engines.Routing): the same rows.
     `engine`: where stages 2-3 run instead of the worker pool (the Spark engine,
     `pipeline.engines.spark.ingest`): an object with `parallelism` and
     `reading(config, stored, progress)` giving what `_Reading` gives; planning, incremental
@@ -232,6 +236,8 @@ def ingest(
             max_line_bytes,
             stored.games,
             stored.reread,
+            reference=reference,
+            jit=jit,
         )
         config.spill_dir.mkdir(parents=True, exist_ok=True)
         if engine is None:
@@ -243,7 +249,7 @@ def ingest(
         for counts in sources:
             for problem in counts.problems:
                 notice(f"{problem['file']}:{problem['line'] or '-'}: {problem['reason']}")
-        _crash_point("read_done")
+        crash_point("read_done")
         for counts in sources:
             if counts.path in stored.reread:
                 run.superseded += incremental.lines_past_end(store, counts.path, counts.lines)
@@ -251,7 +257,7 @@ def ingest(
         stored_spill = config.spill_dir / "stored.arrow"
         incremental.spill_stored_games(store, touched, run.superseded, stored.ordinals, config.buckets, stored_spill)
         replayed = run.replay_all([stored_spill] + run.spills)
-        files = pool.close() if pool is not None else run.close()
+        files = pool.close() if pool is not None else run.close()  # type: ignore[attr-defined]  # the engine's
         pool = None
         replaced = incremental.supersede(store, touched, run.superseded, staging, ingest_id)
         for table, paths in replaced.new_files.items():
@@ -384,8 +390,6 @@ def _plan(
 
 def _processes(workers: int | None, to_read: list[tuple[InputSource, SourceCounts]]) -> int:
     """Workers, this process included: 1 runs everything here."""
-    if workers is None and os.environ.get("FARKLE_LOGS_WORKERS", "").isdigit():
-        workers = int(os.environ["FARKLE_LOGS_WORKERS"])
     if workers is not None:
         return 1 if workers <= 1 else min(workers, os.cpu_count() or 1, 8)
     if (os.cpu_count() or 1) < 2:

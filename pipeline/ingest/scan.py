@@ -24,7 +24,6 @@ this path accepts only what the reference accepts, with the same values.
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 
@@ -223,10 +222,12 @@ def gather_text(buf, starts, ends, offsets, out) -> None:
 _COMPILED: dict[str, object] = {}
 
 
-def compiled(name: str):
-    """The numba-compiled `scan_lines` or `gather_text` (plain Python with
-    FARKLE_LOGS_NO_JIT=1 or without numba: slower, the same results). Compiled on first use
-    and cached on disk, like the replay kernel."""
+def compiled(name: str, jit: bool = True):
+    """The numba-compiled `scan_lines` or `gather_text` (plain Python with `jit` False or
+    without numba: slower, the same results). Compiled on first use and cached on disk, like
+    the replay kernel."""
+    if not jit:
+        return globals()[name]
     f = _COMPILED.get(name)
     if f is None:
         f = _COMPILED[name] = _compile(name)
@@ -235,8 +236,6 @@ def compiled(name: str):
 
 def _compile(name: str):
     plain = globals()[name]
-    if os.environ.get("FARKLE_LOGS_NO_JIT"):
-        return plain
     try:
         import numba
     except ImportError:  # pragma: no cover - numba is a dependency

@@ -33,8 +33,8 @@ from pipeline.ingest import route
 from pipeline.ingest.incremental import drop_stored_lines
 from pipeline.ingest.parse import parse_block
 from pipeline.ingest.sinks import Sinks
-from pipeline.dataset.store import _crash_point
-from pipeline.ingest.split import Block
+from pipeline.dataset.store import crash_point
+from pipeline.reader.split import Block
 from pipeline.reader.inputs import InputError
 from pipeline.replay.partition import bad_line_findings, replay_partition
 from pipeline.rules import Ruleset
@@ -51,6 +51,8 @@ class Config:
     max_line: int
     stored_games: frozenset[str] = frozenset()  # games with events in the dataset
     reread: dict[str, "Any"] = field(default_factory=dict)  # file name → its stored lines (incremental)
+    reference: bool = False  # every game by the reference engine (pipeline.engines.Routing)
+    jit: bool = True  # numba-compiled scan and kernel (False: plain Python, the same rows)
 
     @property
     def spill_dir(self) -> Path:
@@ -87,9 +89,9 @@ class Worker:
         """Parse a block, route its events to the spill file, write events and rejects."""
         c = self.config
         if self.number:
-            _crash_point("worker_parse")  # tests: a spawned worker dies
+            crash_point("worker_parse")  # tests: a spawned worker dies
         block = block.attached()
-        parsed = parse_block(block, c.ingest_id, c.max_line)
+        parsed = parse_block(block, c.ingest_id, c.max_line, jit=c.jit)
         result = BlockResult(block.source, lines=parsed.lines, blank=parsed.blank)
         events, bad = parsed.events, parsed.bad
         if block.name in c.reread:
@@ -110,7 +112,7 @@ class Worker:
     def replay(self, bucket: int, spill_paths: list[Path]) -> BucketResult:
         """Replay the whole games of one bucket and write their derived tables."""
         events = self.spills.gather(spill_paths, bucket)
-        out = replay_partition(events, self.config.default_rules)
+        out = replay_partition(events, self.config.default_rules, reference=self.config.reference, jit=self.config.jit)
         del events  # frees the bucket's batches
         for name, table in out.items():
             self.sinks.write(name, table)
@@ -143,7 +145,7 @@ class Pool:
     `run(tasks)` hands each task to the spawned workers while fewer than QUEUE_DEPTH each
     are queued for them, and otherwise runs it here; results come back in completion order,
     tagged. So this process starts parsing at once, while the spawned workers are still
-    importing (about 0.4 s), no core waits at the end of a stage for more than one task,
+    importing, no core waits at the end of a stage for more than one task,
     and two cores cost one extra interpreter (about 175 MiB), not two."""
 
     QUEUE_DEPTH = 2  # tasks queued per spawned worker: it never waits, and this process refills it between its own

@@ -42,6 +42,7 @@ from typing import BinaryIO, Iterable
 
 from pipeline.model import FileProblem
 from pipeline.reader.sniff import sniff_file
+from pipeline.errors import UserError
 
 STDIN_SPEC = "-"
 STDIN_NAME = "<stdin>"
@@ -58,7 +59,7 @@ def is_log_name(name: str) -> bool:
     return lower.endswith(LOG_SUFFIXES)
 
 
-class InputError(Exception):
+class InputError(UserError):
     """A spec that names nothing readable; `spec` is what the user wrote."""
 
     def __init__(self, spec: str, reason: str):

@@ -29,12 +29,11 @@ from typing import BinaryIO, Iterator
 from pipeline.reader.inputs import InputError, InputSource
 from pipeline.limits import MAX_LINE_BYTES
 from pipeline.model import FileProblem
+from pipeline.reader.sniff import GZIP_MAGIC, UTF8_BOM
 
 CHUNK = 1 << 20  # bytes read at a time
 INFLATE_STEP = 4 << 20  # at most this much decompressed output per zlib call
 SALVAGE_STEP = 64  # compressed bytes per step when recovering the text before damage
-GZIP_MAGIC = b"\x1f\x8b"
-UTF8_BOM = b"\xef\xbb\xbf"
 #: Bytes kept of a line over the limit: 4 x 64 KiB (+4), so that its text, cut at 64 KiB
 #: characters where it is stored (rejects.raw), is always marked as cut.
 LONG_LINE_HEAD = 4 * (64 << 10) + 4
@@ -65,7 +64,7 @@ class LongLine(bytes):
         return (LongLine, (self.size, self.head, self.limit))
 
 
-class _Broken(Exception):
+class Broken(Exception):
     """The input stops making sense here; the text says why."""
 
 
@@ -93,7 +92,7 @@ def iter_lines(source: InputSource, max_line_bytes: int = MAX_LINE_BYTES) -> Ite
     long: _LongSoFar | None = None  # the line being read past, once it broke the limit
     finished = False
     try:
-        for chunk in _data_chunks(stream, source, hasher):
+        for chunk in data_chunks(stream, source, hasher):
             source.data_bytes += len(chunk)
             parts = chunk.split(b"\n")
             tail = parts.pop()
@@ -154,7 +153,7 @@ def iter_lines(source: InputSource, max_line_bytes: int = MAX_LINE_BYTES) -> Ite
             else:
                 yield lineno, raw
         finished = True
-    except _Broken as exc:
+    except Broken as exc:
         lost = long.size if long is not None else pending_len
         where = f"line {lineno + 1} was cut after {lost} bytes" if lost else f"after line {lineno}"
         source.problem = FileProblem(source.name, lineno + 1, f"{exc}: {where}; the rest of the file was not read")
@@ -165,7 +164,7 @@ def iter_lines(source: InputSource, max_line_bytes: int = MAX_LINE_BYTES) -> Ite
         source.lines = lineno
         source.blank_lines = blank
         if finished:
-            _drain(stream, source, hasher)
+            drain(stream, source, hasher)
             source.sha256 = hasher.hexdigest()
         if not source.is_stdin:
             stream.close()
@@ -191,7 +190,7 @@ class _LongSoFar:
         return LongLine(self.size, self.head, limit)
 
 
-def _data_chunks(stream: BinaryIO, source: InputSource, hasher) -> Iterator[bytes]:
+def data_chunks(stream: BinaryIO, source: InputSource, hasher) -> Iterator[bytes]:
     """The decompressed data, BOM removed; counts and hashes the raw bytes on the way."""
     head, raw = _peek(_raw_chunks(stream, source, hasher), len(GZIP_MAGIC))
     source.gzip = head.startswith(GZIP_MAGIC)
@@ -231,7 +230,7 @@ def _raw_chunks(stream: BinaryIO, source: InputSource, hasher) -> Iterator[bytes
 
 
 def _gunzip(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """Inflate one or more gzip members; raise _Broken where the stream stops making sense."""
+    """Inflate one or more gzip members; raise Broken where the stream stops making sense."""
     inflater = None  # None between members
     for data in chunks:
         while True:
@@ -245,7 +244,7 @@ def _gunzip(chunks: Iterator[bytes]) -> Iterator[bytes]:
                 out = inflater.decompress(data, INFLATE_STEP)
             except zlib.error as exc:
                 yield from _salvage(before, data)
-                raise _Broken(f"gzip data is corrupt ({exc})") from None
+                raise Broken(f"gzip data is corrupt ({exc})") from None
             if out:
                 yield out
             if inflater.eof:
@@ -256,7 +255,7 @@ def _gunzip(chunks: Iterator[bytes]) -> Iterator[bytes]:
                 if not data and len(out) < INFLATE_STEP:
                     break  # needs more input (a full step may still hold output back)
     if inflater is not None:
-        raise _Broken("gzip stream is truncated (the file ends inside the compressed data)")
+        raise Broken("gzip stream is truncated (the file ends inside the compressed data)")
 
 
 def _salvage(inflater, data: bytes) -> Iterator[bytes]:
@@ -273,7 +272,7 @@ def _salvage(inflater, data: bytes) -> Iterator[bytes]:
             return
 
 
-def _drain(stream: BinaryIO, source: InputSource, hasher) -> None:
+def drain(stream: BinaryIO, source: InputSource, hasher) -> None:
     """Hash what was left unread after a break, so sha256 always covers the whole file."""
     try:
         for _ in _raw_chunks(stream, source, hasher):

@@ -21,6 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SNIFF_BYTES = 64 * 1024
+# The two prefixes every reader of logs treats specially, defined here only: gzip data is
+# decompressed whatever the file's name, and a UTF-8 byte order mark at the start is dropped.
+GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
 SNIFF_LINES = 20  # non-blank lines looked at
 
 LOG = "jsonl"
@@ -67,6 +71,12 @@ class Sniff:
         return f"{text}: {self.hint}" if self.hint else text
 
 
+def starts_with(path: str | Path, prefix: bytes) -> bool:
+    """Whether the file at `path` begins with `prefix` (GZIP_MAGIC, UTF8_BOM); raises OSError."""
+    with open(path, "rb") as f:
+        return f.read(len(prefix)) == prefix
+
+
 def sniff_file(path: str | Path) -> Sniff:
     """What the file at `path` looks like (gzip decompressed); unreadable: treated as a log."""
     try:
@@ -75,7 +85,7 @@ def sniff_file(path: str | Path) -> Sniff:
             complete = len(head) < SNIFF_BYTES or not f.read(1)
     except OSError:
         return Sniff(LOG)
-    if head.startswith(b"\x1f\x8b"):
+    if head.startswith(GZIP_MAGIC):
         return _sniff_gzip(path)
     return sniff_bytes(head, complete)
 
@@ -99,7 +109,7 @@ def sniff_bytes(head: bytes, complete: bool) -> Sniff:
     for magic, what in _MAGIC:
         if head.startswith(magic):
             return Sniff("binary", what)
-    if head.startswith(b"\x1f\x8b"):
+    if head.startswith(GZIP_MAGIC):
         return Sniff("binary", "a gzip file inside a gzip file (decompress it once)")
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # Windows editors save "Unicode" text so
         return Sniff("binary", "UTF-16 text", "save it as UTF-8")

@@ -19,6 +19,7 @@ from typing import Iterable
 from pipeline.model import (
     BadLine,
     Code,
+    as_code,
     DecisionRecord,
     Event,
     Finding,
@@ -212,7 +213,7 @@ class Replayer:
         )
 
     def _bad_line(self, bad: BadLine) -> None:
-        code = Code(bad.code)
+        code = as_code(bad.code)
         self.out.findings.append(
             Finding(
                 game_id=bad.game_id,

@@ -29,7 +29,6 @@ fresh parse and a game replayed from the dataset's own `events` files are the sa
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, Iterable
 
 import pyarrow as pa
@@ -45,19 +44,21 @@ ORDER_COLUMN = "file_ordinal"
 OUTPUT_TABLES = ("turns", "rolls", "decisions", "games", "game_players", "findings")
 
 
-def replay_partition(events: pa.Table, default_rules: Ruleset) -> dict[str, pa.Table]:
+def replay_partition(
+    events: pa.Table, default_rules: Ruleset, *, reference: bool = False, jit: bool = True
+) -> dict[str, pa.Table]:
     """Replay whole games given as Arrow rows; see the module docstring for the contract.
 
-    Clean games go through the compiled fast path (`pipeline.replay.fast`), every other
-    game through the reference engine; the result is the reference's, row for row
-    (tests/test_replay_fast.py). FARKLE_LOGS_REPLAY=reference replays everything with
-    the reference engine (for comparison and benchmarks)."""
+    Clean games go through the compiled fast path (`pipeline.replay.fast`; plain Python
+    without `jit`), every other game through the reference engine; the result is the
+    reference's, row for row (tests/test_replay_fast.py). `reference` replays everything
+    with the reference engine (for comparison and benchmarks)."""
     events = in_replay_order(events)
-    if os.environ.get("FARKLE_LOGS_REPLAY") == "reference":
+    if reference:
         return reference_partition(events, default_rules)
     from pipeline.replay.fast.arrow import replay_table
 
-    return replay_table(events, default_rules, to_events=events_from_table)
+    return replay_table(events, default_rules, to_events=events_from_table, jit=jit)
 
 
 def reference_partition(events: pa.Table, default_rules: Ruleset) -> dict[str, pa.Table]:

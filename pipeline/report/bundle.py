@@ -47,7 +47,7 @@ def javascript_bundle() -> str:
             return text
     except (OSError, UnicodeDecodeError):
         pass
-    text = vlc.javascript_bundle(vl_version=vl_version)
+    text = vlc.javascript_bundle(vl_version=vl_version)  # type: ignore[call-arg]  # the stub requires `snippet`
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, delete=False, suffix=".tmp") as tmp:

@@ -151,7 +151,7 @@ def bust_rate(table: pa.Table, players: list[str]) -> alt.LayerChart:
         .transform_calculate(series="'exact odds'")
     )
     return (
-        alt.layer(interval, observed, exact, data=alt.Data(values=rows))
+        alt.layer(interval, observed, exact, data=alt.Data(values=rows))  # type: ignore[return-value]  # .properties() is typed for any chart
         .add_params(who)
         .properties(
             width=WIDTH,
@@ -211,7 +211,7 @@ def turn_value(buckets: pa.Table, summary: pa.Table, players: list[str]) -> alt.
         )
     )
     return (
-        alt.layer(bars, note)
+        alt.layer(bars, note)  # type: ignore[return-value]  # .properties() is typed for any chart
         .add_params(who)
         .properties(
             width=WIDTH,
@@ -277,7 +277,7 @@ def bank_heatmap(table: pa.Table) -> alt.LayerChart:
             tooltip=tooltip,
         )
     )
-    return alt.layer(cells, labels, data=alt.Data(values=rows)).properties(
+    return alt.layer(cells, labels, data=alt.Data(values=rows)).properties(  # type: ignore[return-value]  # .properties() is typed for any chart
         width=WIDTH,
         height=240,
         title=_title("Bank or roll on", "After a keep: share of choices that banked, by dice left and turn points"),
@@ -453,7 +453,9 @@ def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
             axis = alt.Axis(format=PERIOD_FORMATS[unit], labelAngle=-40, values=ticks)
         else:
             axis = alt.Axis(
-                format=PERIOD_FORMATS[unit], labelAngle=-40, tickCount=alt.TimeIntervalStep(interval=unit, step=step)
+                format=PERIOD_FORMATS[unit],
+                labelAngle=-40,
+                tickCount=alt.TimeIntervalStep(interval=unit, step=step),  # type: ignore[arg-type]  # unit: one of altair's
             )
     per_period: dict[str, int] = {}
     for row in rows:
@@ -501,7 +503,7 @@ def dice_faces(table: pa.Table, players: list[str]) -> alt.LayerChart:
         alt.Tooltip("dice:Q", title="dice rolled", format=","),
     ]
     bars = (
-        base.transform_fold(FACES, as_=["column", "count"])
+        base.transform_fold(FACES, as_=["column", "count"])  # type: ignore[arg-type]  # list[str] is fine at run time
         .transform_calculate(
             face="toNumber(substring(datum.column, 5))",
             share="datum.dice > 0 ? datum.count / datum.dice : null",
@@ -530,7 +532,7 @@ def dice_faces(table: pa.Table, players: list[str]) -> alt.LayerChart:
         )
     )
     return (
-        alt.layer(bars, fair, test, data=alt.Data(values=rows))
+        alt.layer(bars, fair, test, data=alt.Data(values=rows))  # type: ignore[return-value]  # .properties() is typed for any chart
         .add_params(who)
         .properties(
             width=WIDTH,
@@ -629,7 +631,7 @@ def dispute_totals(turns: pa.Table) -> alt.LayerChart:
         .mark_point(shape="diamond", size=160, filled=True, color="#c0392b", opacity=0.9, clip=False)
         .encode(x=x, y=alt.Y("claimed_total:Q", title=y_title, scale=y_scale), tooltip=tooltip)
     )
-    return alt.layer(
+    return alt.layer(  # type: ignore[return-value]  # .properties() is typed for any chart
         ledger("corrected_total", "by the dice", 0.45),
         ledger("claimed_total", "claimed", 1.0),
         marks,
@@ -653,7 +655,7 @@ def spec_skeleton(chart: alt.TopLevelMixin) -> dict[str, Any]:
 
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
-            out = {}
+            out: dict[str, Any] = {}
             for key, value in node.items():
                 if key == "values" and isinstance(value, list):
                     out[key] = "<data>"

@@ -14,6 +14,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,8 +23,9 @@ import pyarrow.compute as pc
 from pipeline.dataset.layout import Dataset, open_dataset
 from pipeline.stats import TABLE_NAMES, Filters, run, session
 from pipeline.stats.runner import Model, load_models, set_variables
+from pipeline.errors import UserError
 
-REPORT_SQL_DIR = Path(__file__).resolve().parent / "sql"
+REPORT_SQL_DIR = Path(str(files("pipeline.report"))) / "sql"
 
 # Caps that keep the page small whatever the dataset's size (see docs/report.md).
 TOP_PLAYERS = 30  # players one can pick in the per-player charts (by finished turns)
@@ -55,7 +57,7 @@ def has_choice_states(con) -> bool:
     return True
 
 
-class GameNotFound(LookupError):
+class GameNotFound(UserError, LookupError):
     """--game names a game the dataset does not hold."""
 
 

@@ -518,9 +518,6 @@ def detailed_games_html(data: ReportData) -> str:
 
 
 # --------------------------------------------------------------------------- the page
-# The sections of a dispute page (report --game): that game only. Population charts (bust
-# rates, turn values, dice faces, findings over time) say nothing about one game's dispute.
-DISPUTE_SECTIONS = ("overview", "dispute", "players", "quality")
 NOTHING_TO_CHART = {
     "bust": "No rolls: no bust rates to chart.",
     "turns": "No finished turns: no turn values to chart.",

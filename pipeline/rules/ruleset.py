@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from pipeline.limits import TOO_DEEP, TOO_MANY_DIGITS
+from pipeline.errors import UserError
 
 N_OF_A_KIND_MODES = ("flat", "doubling", "linear")
 
@@ -29,7 +30,7 @@ MAX_PENALTY_AFTER = 1_000  # farkles in a row; the usual 3
 UPPER_BOUNDS: dict[str, int] = {"target": MAX_TARGET, "penalty_after": MAX_PENALTY_AFTER}  # others: MAX_POINTS
 
 
-class RulesetError(ValueError):
+class RulesetError(UserError, ValueError):
     """A ruleset name, knob or knob value that rules.md does not allow."""
 
 

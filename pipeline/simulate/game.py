@@ -29,6 +29,7 @@ from pipeline.rules.play import (
 )
 from pipeline.simulate.bots import BOTS, DEFAULT_BOTS, policy_player
 from pipeline.simulate.dice import POW6, dice_tables, rolls_by_index
+from pipeline.errors import UserError
 
 PLAYER_NAMES = (
     "ana", "bo", "chen", "dara", "eli", "fay", "gus", "hana", "ivo", "jun", "kai", "lea",
@@ -89,8 +90,8 @@ TIRED_AFTER = 100
 GIVE_UP_AFTER = 2000
 
 
-class SimulationError(ValueError):
-    """The bots cannot finish a game under this ruleset."""
+class SimulationError(UserError, ValueError):
+    """The simulation cannot run as asked: a players spec, or bots that cannot finish a game."""
 
 
 @dataclass(frozen=True)

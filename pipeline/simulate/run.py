@@ -52,7 +52,7 @@ class ManifestWriter:
 
 
 def parse_players(spec: str) -> tuple[int, int]:
-    """`3` or `2-6` → (min, max); raises ValueError with a message a user can act on."""
+    """`3` or `2-6` → (min, max); raises SimulationError (a ValueError) a user can act on."""
     text = spec.strip()
     try:
         if "-" in text:
@@ -60,9 +60,9 @@ def parse_players(spec: str) -> tuple[int, int]:
         else:
             lo = hi = int(text)
     except ValueError:
-        raise ValueError(f"--players must be a number or a range such as 2-6, got {spec!r}") from None
+        raise SimulationError(f"--players must be a number or a range such as 2-6, got {spec!r}") from None
     if not 1 <= lo <= hi <= 6:
-        raise ValueError(f"--players must be between 1 and 6 (low-high), got {spec!r}")
+        raise SimulationError(f"--players must be between 1 and 6 (low-high), got {spec!r}")
     return lo, hi
 
 

@@ -115,8 +115,7 @@ def session(
     with_odds=False skips the exact-odds table (models reading `exact_odds` then fail):
     building it costs the rules engine's enumeration for each ruleset in the dataset.
     with_policy=True registers policy_values, policy_tail and keep_options, which the
-    decision-quality models read: each ruleset solved by pipeline.strategy (~0.2 s each under
-    the built-ins) the first time, then read from the stats cache (pipeline.stats.cache);
+    decision-quality models read: each ruleset solved by pipeline.strategy the first time, then read from the stats cache (pipeline.stats.cache);
     `blunder_threshold` is the DuckDB variable f_blunder_threshold.
     """
     ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)

@@ -21,12 +21,12 @@ import hashlib
 import os
 import tempfile
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Sequence
 
 import pyarrow as pa
 
-PACKAGE = Path(__file__).resolve().parents[1]
 OFF = ("", "0", "off", "no", "false")
 POLICY_TABLES = ("policy_values", "policy_tail", "keep_options")
 
@@ -46,8 +46,9 @@ def source_fingerprint(*packages: str) -> str:
     """A short hash of the .py files of pipeline/<package> for each package named."""
     digest = hashlib.sha256()
     for package in packages:
-        for path in sorted((PACKAGE / package).glob("*.py")):
-            digest.update(f"{package}/{path.name}".encode() + b"\0" + path.read_bytes())
+        directory = files(f"pipeline.{package}")
+        for name in sorted(entry.name for entry in directory.iterdir() if entry.name.endswith(".py")):
+            digest.update(f"{package}/{name}".encode() + b"\0" + (directory / name).read_bytes())
     return digest.hexdigest()[:16]
 
 

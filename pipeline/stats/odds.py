@@ -4,8 +4,8 @@ Built with the rules engine (`farkle_probability`, an enumeration of all 6^n rol
 each distinct canonical ruleset text in the dataset's `games` table, then registered in
 DuckDB as the Arrow table `exact_odds`.
 
-The enumeration costs about 0.2 s per ruleset, a tenth of the whole `stats` budget, and its
-result only changes with the engine; so results are kept in a small JSON file of the stats
+The enumeration is a noticeable share of a `stats` run per ruleset, and its result only
+changes with the engine; so results are kept in a small JSON file of the stats
 cache (pipeline.stats.cache: where it lives, how to turn it off) keyed by a hash of the
 engine's source files (`pipeline/rules/*.py`) and the ruleset's scoring knobs.
 """
@@ -16,6 +16,7 @@ import dataclasses
 import json
 from fractions import Fraction
 from pathlib import Path
+from typing import Any, Sequence
 
 import pyarrow as pa
 
@@ -34,7 +35,13 @@ ODDS_SCHEMA = pa.schema(
 )
 
 # Knobs that never decide whether a roll scores: rulesets differing only in these share odds.
-NON_SCORING_KNOBS = {"opening": 500, "min_bank": 0, "farkle_penalty": 0, "penalty_after": 3, "target": 10000}
+NON_SCORING_KNOBS: dict[str, Any] = {
+    "opening": 500,
+    "min_bank": 0,
+    "farkle_penalty": 0,
+    "penalty_after": 3,
+    "target": 10000,
+}
 
 
 def parse_ruleset(text: str | None) -> Ruleset | None:
@@ -124,8 +131,7 @@ def exact_odds_table(ruleset_texts: list[str | None]) -> pa.Table:
 
 def _rows_table(rows: list[dict[str, object]], schema: pa.Schema) -> pa.Table:
     """`rows` as an Arrow table of `schema`, read by Arrow's JSON reader. Not pa.table or
-    pa.array of Python lists: pyarrow then imports pandas (0.2 s, a tenth of a `stats` run)
-    only to ask whether a list is a pandas object. Floats go through their shortest repr,
+    pa.array of Python lists: pyarrow then imports pandas (slow to import) only to ask whether a list is a pandas object. Floats go through their shortest repr,
     which reads back as the same double."""
     import pyarrow.json as pajson
 
@@ -136,6 +142,6 @@ def _rows_table(rows: list[dict[str, object]], schema: pa.Schema) -> pa.Table:
     return pajson.read_json(pa.BufferReader(data), parse_options=options).select(schema.names)
 
 
-def matching_rulesets(ruleset_texts: list[str | None], wanted: Ruleset) -> list[str]:
+def matching_rulesets(ruleset_texts: Sequence[str | None], wanted: Ruleset) -> list[str]:
     """The stored ruleset texts whose ruleset equals `wanted` knob for knob (base ignored)."""
     return sorted({t for t in ruleset_texts if t is not None and parse_ruleset(t) == wanted})

@@ -1,6 +1,6 @@
 """Run the named SQL models of `sql/` in DuckDB.
 
-Every file `sql/<name>.sql` is one model: a chain of named CTEs ending in `select * from
+Every file `sql/<name>.sql` (installed as package `pipeline.sql`) is one model: a chain of named CTEs ending in `select * from
 final`. Models refer to each other, to the dataset's tables (`src_<table>`, defined here from
 the files the dataset's manifest lists) and to `exact_odds` by name. Layers, by file-name prefix:
 
@@ -28,6 +28,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 
 import duckdb
@@ -37,7 +38,9 @@ from pipeline.dataset.layout import Dataset
 from pipeline.reader.inputs import InputError
 from pipeline.dataset.tables import TABLES
 
-SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
+# The repository's sql/, installed as package data (a directory on disk: numba's cache needs
+# the package unzipped anyway).
+SQL_DIR = Path(str(files("pipeline.sql")))
 MACROS = "macros"
 MATERIALIZED_TABLE = "-- materialized: table"
 # What DuckDB may hold in memory before it spills to disk. With Python, Arrow and the
@@ -56,7 +59,11 @@ class Model:
 @cache
 def load_models(sql_dir: Path = SQL_DIR) -> dict[str, Model]:
     """Every model of `sql_dir`, with the other models each one names."""
-    texts = {p.stem: p.read_text(encoding="utf-8") for p in sorted(sql_dir.glob("*.sql")) if p.stem != MACROS}
+    texts = {
+        name[: -len(".sql")]: (sql_dir / name).read_text(encoding="utf-8")
+        for name in sorted(entry.name for entry in sql_dir.iterdir())
+        if name.endswith(".sql") and name != f"{MACROS}.sql"
+    }
     models = {}
     for name, text in texts.items():
         code = _strip_comments(text)
@@ -141,7 +148,8 @@ def connect(dataset: Dataset) -> duckdb.DuckDBPyConnection:
 
 def close(con: duckdb.DuckDBPyConnection) -> None:
     """Close the connection and remove its spill directory."""
-    spill = con.execute("select current_setting('temp_directory')").fetchone()[0]
+    row = con.execute("select current_setting('temp_directory')").fetchone()
+    spill = row[0] if row else None
     con.close()
     if spill and Path(spill).name.startswith("farkle-logs-duckdb-"):
         shutil.rmtree(spill, ignore_errors=True)

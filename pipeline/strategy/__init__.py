@@ -1,4 +1,4 @@
-"""Strategy: the exact single-turn solver (issue 8) and what it says about decisions.
+"""Strategy: the exact single-turn solver and what it says about decisions.
 
 `solve(rules)` gives a `Policy`, cached per ruleset: expected turn values, bank-vs-roll values
 for every (turn points, dice left, opened) state, the value of every legal keep of a roll and

@@ -1,4 +1,4 @@
-"""Judging logged choices against the solved single-turn policy (issue 8, phase 2).
+"""Judging logged choices against the solved single-turn policy.
 
 Two kinds of choice are judged, both as "expected points banked this turn" (MODEL_NOTE):
 

@@ -54,7 +54,7 @@ class PolicyBot:
                 turn.decisions.append(Decision(points, roll, None, points, dice, None))
                 return turn
             before = points
-            points += self._values[dice_key(kept)]
+            points += self._values[dice_key(kept)]  # type: ignore[operator]  # a keep: every die scores
             dice = 6 if len(kept) == dice else dice - len(kept)
             action = self.policy.best_action(points, dice, opened)
             turn.decisions.append(Decision(before, roll, kept, points, dice, action))

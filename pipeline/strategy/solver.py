@@ -1,6 +1,6 @@
 """The single-turn Farkle solver: the play that maximises the expected points banked this turn.
 
-Model (issue 8, phase 1). A state is (turn points p, dice left to roll n, opened). After each
+Model. A state is (turn points p, dice left to roll n, opened). After each
 keep the player banks or rolls the n dice on (all six again after hot dice). Banking is worth
 p when p reaches the bank floor (`min_bank`, and `opening` too while not opened), else 0; a
 farkle is worth 0. Farkle penalties and the race to the target are outside the model: it is a
@@ -70,6 +70,7 @@ from pipeline.rules.ruleset import Ruleset
 from pipeline.rules.scoring import counts_to_dice, dice_counts
 from pipeline.rules.play import key_counts
 from pipeline.rules.table import counts_key, score_table, sub_keys
+from pipeline.errors import UserError
 
 MODEL_NOTE = (
     "single-turn model: maximises the expected points banked in one turn; "
@@ -191,7 +192,7 @@ def default_cap(rules: Ruleset) -> int:
     return (int(minimum_cap(rules) // g) + 2) * g
 
 
-class SolverBudgetError(ValueError):
+class SolverBudgetError(UserError, ValueError):
     """The ruleset's turn needs more states than SOLVER_STATE_BUDGET: it is not solved."""
 
 

@@ -117,7 +117,7 @@ def block(data: bytes) -> None:
     the reference does (blocks read back from the file as a worker reads them), and the
     bulk parse (compiled scan, msgspec, reference) gives the reference's events and bad
     lines. The first byte picks the line limit."""
-    from pipeline.ingest.split import split_source
+    from pipeline.reader.split import split_source
     from tests.test_ingest_parse import assert_same  # parse_block against the reference
 
     if not data:

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from pipeline.engines.spark.ingest import _count_task, _range_block
-from pipeline.ingest.split import split_source
+from pipeline.reader.split import split_source
 from pipeline.reader.inputs import InputSource
 
 CONTENT = (

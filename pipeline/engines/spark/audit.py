@@ -4,7 +4,7 @@ The logs go through the same two jobs as `ingest --engine spark` (parse per file
 per bucket of games with `replay_partition`), into a scratch directory instead of a
 dataset; the findings and games tables they write are read back into the `AuditReport`
 the local audit renders. So the findings of `audit --engine spark` are the dataset's
-findings of the same logs, which are `audit`'s (issue H).
+findings of the same logs, which are `audit`'s.
 
 What the local audit has and this has not: the turn timelines of the text output (the
 replay per bucket keeps no trace), scoresheets and --coach (one game: run them locally).
@@ -29,7 +29,7 @@ from pipeline.audit.run import AuditReport
 from pipeline.engines.spark.ingest import SparkEngine
 from pipeline.ingest import incremental
 from pipeline.ingest.route import bucket_count
-from pipeline.ingest.split import BLOCK_BYTES, MAX_LINE_BYTES
+from pipeline.reader.split import BLOCK_BYTES, MAX_LINE_BYTES
 from pipeline.ingest.workers import Config
 from pipeline.reader.inputs import InputSource
 from pipeline.model import FileProblem, Finding, GameResult

@@ -66,7 +66,7 @@ class SparkEngine:
         try:
             return max(1, int(self.spark.sparkContext.defaultParallelism))
         except Exception:  # Spark Connect has no SparkContext
-            return max(1, int(self.spark.conf.get("spark.sql.shuffle.partitions", "2")))
+            return max(1, int(self.spark.conf.get("spark.sql.shuffle.partitions", "2") or "2"))
 
     def reading(self, config: Config, stored: incremental.Stored, progress) -> "SparkReading":
         return SparkReading(self.spark, config, stored, progress)
@@ -167,7 +167,7 @@ class SparkReading:
 def _plain_size(path: str) -> int | None:
     """The size of a file that byte ranges can split: not gzip (a stream is read from its
     start), readable; None otherwise (read whole, by one task)."""
-    from pipeline.reader.lines import GZIP_MAGIC
+    from pipeline.reader.sniff import GZIP_MAGIC
 
     try:
         with open(path, "rb") as fh:
@@ -196,61 +196,26 @@ def _first_lines(spark: "SparkSession", ranges: list[tuple]) -> list[tuple]:
 
 
 def _count_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Lines starting in [start, end): a line starts at 0 and after every newline but the
-    file's last byte, so these are the newlines at [start - 1, end - 1), plus 1 at 0."""
+    """The lines starting in each range (pipeline.reader.split.lines_starting_in)."""
+    from pipeline.reader.split import lines_starting_in
+
     for batch in batches:
-        sources, starts, lines = [], [], []
-        for r in batch.to_pylist():
-            a, b = max(r["start"] - 1, 0), r["end"] - 1
-            n = 1 if r["start"] == 0 else 0
-            with open(r["path"], "rb") as fh:
-                fh.seek(a)
-                left = b - a
-                while left > 0:
-                    chunk = fh.read(min(left, 8 << 20))
-                    if not chunk:
-                        break
-                    n += chunk.count(b"\n")
-                    left -= len(chunk)
-            sources.append(r["source"]), starts.append(r["start"]), lines.append(n)
+        rows = batch.to_pylist()
         yield pa.RecordBatch.from_arrays(
-            [pa.array(sources, pa.int32()), pa.array(starts, pa.int64()), pa.array(lines, pa.int64())],
+            [
+                pa.array([r["source"] for r in rows], pa.int32()),
+                pa.array([r["start"] for r in rows], pa.int64()),
+                pa.array([lines_starting_in(r["path"], r["start"], r["end"]) for r in rows], pa.int64()),
+            ],
             names=["source", "start", "lines"],
         )
 
 
 def _range_block(index: int, name: str, path: str, start: int, end: int, first_line: int):
     """The whole lines starting in [start, end) of a plain file, as a splitter Block."""
-    from pipeline.ingest.split import Block
-    from pipeline.reader.lines import UTF8_BOM
+    from pipeline.reader.split import Block, range_data
 
-    with open(path, "rb") as fh:
-        if start > 0:
-            fh.seek(start - 1)
-            data = fh.read(end - start + 1)
-            cut = data.find(b"\n")  # the line at `start` begins after the first newline at >= start - 1
-            data = data[cut + 1 :] if cut >= 0 else b""
-            if not data:  # no line starts in this range
-                return Block(index, name, first_line, b"")
-        else:
-            data = fh.read(end)
-        if not data.endswith(b"\n"):  # the range's last line runs on past `end`
-            rest = []
-            while True:
-                chunk = fh.read(1 << 20)
-                if not chunk:
-                    break
-                cut = chunk.find(b"\n")
-                if cut >= 0:
-                    rest.append(chunk[: cut + 1])
-                    break
-                rest.append(chunk)
-            data += b"".join(rest)
-            if data and not data.endswith(b"\n"):
-                data += b"\n"  # a last line without a newline is still a line
-    if start == 0 and data.startswith(UTF8_BOM):  # after the first line is whole: a range may cut the BOM
-        data = data[len(UTF8_BOM) :]
-    return Block(index, name, first_line, data)
+    return Block(index, name, first_line, range_data(path, start, end))
 
 
 def _blobs_of_spill(path: Path) -> list[tuple[str, int, int, bytes]]:
@@ -297,7 +262,7 @@ def _parse_task(config: Config, block_bytes: int):
     one blob per non-empty bucket of its events and one result row."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from pipeline.ingest.split import split_source
+        from pipeline.reader.split import split_source
 
         for batch in batches:
             for f in batch.to_pylist():
@@ -362,7 +327,7 @@ def _replay_task(config: Config):
         if not parts:
             return
         events = pa.concat_tables([p.cast(parts[0].schema) for p in parts]).combine_chunks()
-        partition = TaskContext.get().partitionId()
+        partition = TaskContext.get().partitionId()  # type: ignore[union-attr]  # set inside a task
         worker = Worker(config, REPLAY_WORKER + partition)
         spill_dir = Path(tempfile.mkdtemp(prefix="farkle-spark-"))
         try:

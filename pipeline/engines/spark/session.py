@@ -25,14 +25,17 @@ import re
 import shutil
 import sys
 from contextlib import contextmanager
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
+
+from pipeline.errors import UserError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
-LOG4J = Path(__file__).with_name("log4j2.properties")
+LOG4J = Path(str(files("pipeline.engines.spark") / "log4j2.properties"))  # a real file: Java opens it by URI
 INSTALL_HINT = "pip install 'farkle-logs[spark]'"
 
 # Always set: the results depend on them.
@@ -44,7 +47,7 @@ REQUIRED_CONF = {
 }
 
 
-class SparkUnavailable(Exception):
+class SparkUnavailable(UserError):
     """pyspark or Java is missing, or the session cannot start: the message says which."""
 
 
@@ -126,7 +129,9 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
             f"SPARK_REMOTE is set, but the Spark Connect client cannot load ({exc}): pip install 'pyspark[connect]'"
         ) from None
     except Exception as exc:  # the JVM did not start, the master is unreachable
-        hint = "" if remote or is_local(master) else "; is the master running and reachable from here?"
+        hint = (
+            "" if remote or is_local(master or DEFAULT_MASTER) else "; is the master running and reachable from here?"
+        )
         raise SparkUnavailable(f"cannot start Spark (master {master or remote}): {_reason(exc)}{hint}") from None
     if not remote:
         spark.sparkContext.setLogLevel("ERROR")

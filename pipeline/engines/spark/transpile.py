@@ -51,7 +51,7 @@ class TranspileError(ValueError):
 class Macro:
     name: str
     params: tuple[str, ...]
-    body: exp.Expression
+    body: exp.Expr
 
 
 @cache
@@ -81,17 +81,17 @@ def to_spark(sql: str, macros: Mapping[str, Macro], variables: Mapping[str, Any]
 
 
 # ---------------------------------------------------------------------- macros
-def _call_name(node: exp.Expression) -> str | None:
+def _call_name(node: exp.Expr) -> str | None:
     if isinstance(node, exp.Anonymous):
         return str(node.this).lower()
     return None
 
 
-def inline_macros(tree: exp.Expression, macros: Mapping[str, Macro]) -> exp.Expression:
+def inline_macros(tree: exp.Expr, macros: Mapping[str, Macro]) -> exp.Expr:
     for _ in range(32):  # depth of macros calling macros
         changed = False
 
-        def expand(node: exp.Expression) -> exp.Expression:
+        def expand(node: exp.Expr) -> exp.Expr:
             nonlocal changed
             name = _call_name(node)
             if name is None or name not in macros:
@@ -102,7 +102,7 @@ def inline_macros(tree: exp.Expression, macros: Mapping[str, Macro]) -> exp.Expr
                 raise TranspileError(f"macro {name} takes {len(macro.params)} arguments, got {len(args)}")
             bound = dict(zip(macro.params, args))
 
-            def substitute(inner: exp.Expression) -> exp.Expression:
+            def substitute(inner: exp.Expr) -> exp.Expr:
                 if isinstance(inner, exp.Column) and not inner.table and inner.name in bound:
                     return exp.Paren(this=bound[inner.name].copy())
                 return inner
@@ -117,7 +117,7 @@ def inline_macros(tree: exp.Expression, macros: Mapping[str, Macro]) -> exp.Expr
 
 
 # ---------------------------------------------------------------------- variables
-def literal(value: Any) -> exp.Expression:
+def literal(value: Any) -> exp.Expr:
     """A Python value as a Spark literal of the type DuckDB's variable would have."""
     if value is None:
         return exp.Null()
@@ -136,8 +136,8 @@ def literal(value: Any) -> exp.Expression:
     raise TranspileError(f"cannot bind a {type(value).__name__} as a SQL literal")
 
 
-def bind_variables(tree: exp.Expression, variables: Mapping[str, Any]) -> exp.Expression:
-    def bind(node: exp.Expression) -> exp.Expression:
+def bind_variables(tree: exp.Expr, variables: Mapping[str, Any]) -> exp.Expr:
+    def bind(node: exp.Expr) -> exp.Expr:
         if _call_name(node) != "getvariable":
             return node
         args = node.expressions
@@ -152,7 +152,7 @@ def bind_variables(tree: exp.Expression, variables: Mapping[str, Any]) -> exp.Ex
 
 
 # ---------------------------------------------------------------------- functions
-def _rewrite_subscript(node: exp.Expression) -> exp.Expression:
+def _rewrite_subscript(node: exp.Expr) -> exp.Expr:
     """list[i] (1-based in DuckDB) -> element_at(list, i), 1-based in Spark too; a string
     key (map, struct) stays. sqlglot stores a literal index 0-based (it shifts it while
     parsing) but any other index as written, so only literals get their 1 back."""
@@ -166,7 +166,7 @@ def _rewrite_subscript(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def _rewrite_node(node: exp.Expression) -> exp.Expression:
+def _rewrite_node(node: exp.Expr) -> exp.Expr:
     name = _call_name(node)
     if name == "list_sum":
         (values,) = node.expressions
@@ -193,7 +193,7 @@ _FLIP = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
 NEXT = "__asof_next"
 
 
-def rewrite_asof(tree: exp.Expression) -> exp.Expression:
+def rewrite_asof(tree: exp.Expr) -> exp.Expr:
     """Every ASOF LEFT JOIN of the tree as an interval join (see _rewrite_asof)."""
     for select in list(tree.find_all(exp.Select)):
         _rewrite_asof(select)
@@ -231,7 +231,7 @@ def _rewrite_asof(select: exp.Select) -> None:
                 keys.append(cond.expression if _is_of(cond.expression, alias) else cond.this)
                 if not _is_of(keys[-1], alias):
                     raise TranspileError("ASOF JOIN: each equality must name a column of the right side")
-            elif isinstance(cond, tuple(_FLIP)):
+            elif isinstance(cond, exp.Binary) and isinstance(cond, tuple(_FLIP)):
                 if bound is not None:
                     raise TranspileError("ASOF JOIN: exactly one inequality is allowed in ON")
                 if _is_of(cond.expression, alias):
@@ -262,11 +262,11 @@ def _rewrite_asof(select: exp.Select) -> None:
         join.set("on", exp.and_(on.copy(), exp.Paren(this=within)))
 
 
-def _unqualified(column: exp.Expression) -> exp.Expression:
+def _unqualified(column: exp.Expr) -> exp.Expr:
     column = column.copy()
     column.set("table", None)
     return column
 
 
-def _is_of(node: exp.Expression, alias: str) -> bool:
+def _is_of(node: exp.Expr, alias: str) -> bool:
     return isinstance(node, exp.Column) and node.table == alias

@@ -2,8 +2,8 @@
 
 `cache=True` writes the machine code next to the sources (or numba's user cache when that
 is read-only), so only the first run after an install or an edit pays the compile. Without
-numba (or with FARKLE_LOGS_NO_JIT=1) the same functions run as plain Python: slower,
-identical results.
+numba (or with `jit=False` to FastReplay, FARKLE_LOGS_NO_JIT=1 for the commands) the same
+functions run as plain Python: slower, identical results.
 
 numba resolves a function's globals when it compiles it, so each module's functions are
 rebuilt over a namespace whose helpers are the jitted ones; kernel.py and the rules of play
@@ -17,7 +17,6 @@ stale machine code.
 from __future__ import annotations
 
 import hashlib
-import os
 import types
 from typing import Any, Callable
 
@@ -63,8 +62,6 @@ def digest() -> str | None:
 
 
 def _compile():
-    if os.environ.get("FARKLE_LOGS_NO_JIT"):
-        return kernel.replay_events
     try:
         import numba
     except ImportError:  # pragma: no cover - numba is a dependency; this keeps a broken install usable

@@ -1,8 +1,7 @@
 """Raw log lines in, the kernel's integer columns out: the fast path as `audit` uses it.
 
 A block of lines is decoded by one msgspec call (its newlines turned into the commas of
-one JSON array) into one typed Struct per line that checks every field the way
-`pipeline.reader.fast` does; which fields each type needs, `ts` (one vectorised regex,
+one JSON array) into one `AnyLine` per line (the decoder structs of `pipeline.reader.fast`); which fields each type needs, `ts` (one vectorised regex,
 the reader's pattern in RE2 syntax), distinct players and rulesets are then checked for
 the whole block at once. If anything in a block is not plainly valid (a bad line, a blank
 line, `3.0` for an integer, a line holding two objects...), each of its lines is decoded
@@ -17,61 +16,30 @@ never shows them (ingest keeps them, so ingest does not use this module).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable, Literal, Union
+from typing import Any, Callable, Sequence
 
 import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from msgspec import UNSET, Meta
+from msgspec import UNSET
 
 from pipeline.model import BadLine, Event
 from pipeline.reader import parse_line
+from pipeline.reader.fast import AnyLine
 from pipeline.reader.timestamps import TS_PATTERN
-from pipeline.reader.validate import INT64_MAX, INT64_MIN
 from pipeline.replay.fast.kernel import TYPE_CODES
 from pipeline.replay.fast.runner import EventColumns
 from pipeline.replay.fast.scoring import dice_keys
 from pipeline.replay.fast.state import FastState
 from pipeline.rules import Ruleset, RulesetError
 
-Name = Annotated[str, Meta(min_length=1)]
-Seq = Annotated[int, Meta(ge=1, le=INT64_MAX)]
-Int = Annotated[int, Meta(ge=INT64_MIN, le=INT64_MAX)]
-Dice = Annotated[tuple[Annotated[int, Meta(ge=1, le=6)], ...], Meta(min_length=1, max_length=6)]
-Players = Annotated[tuple[Name, ...], Meta(min_length=1)]
-Winner = Union[Name, Annotated[tuple[Name, ...], Meta(min_length=1)]]
-Kind = Literal["game_start", "roll", "keep", "bank", "farkle", "game_end"]
-
-
-class _Line(msgspec.Struct, gc=False):
-    """Every field of every type, each optional: one layout, so a block transposes into
-    columns in C. A default of None on a non-optional type: absent gives None, an explicit
-    null is a type error (the reader refuses it too). A field of another type that a line
-    carries is `extra` to the reader, and ignored by the kernel, which reads only the
-    fields of each event's own type (if such a field has a type this Struct refuses, the
-    line simply takes the reader's path)."""
-
-    game_id: Name
-    seq: Seq
-    type: Kind
-    ts: str = None  # type: ignore[assignment]
-    player: Name = None  # type: ignore[assignment]
-    dice: Dice = None  # type: ignore[assignment]
-    points: Int = None  # type: ignore[assignment]
-    total: Int = None  # type: ignore[assignment]
-    players: Players = None  # type: ignore[assignment]
-    rules: Any = UNSET
-    winner: Winner = None  # type: ignore[assignment]
-    scores: dict[Name, Int] = None  # type: ignore[assignment]
-
-
-FIELDS = _Line.__struct_fields__
+FIELDS = AnyLine.__struct_fields__
 (F_GAME_ID, F_SEQ, F_TYPE, F_TS, F_PLAYER, F_DICE, F_POINTS, F_TOTAL, F_PLAYERS, F_RULES, F_WINNER, F_SCORES) = range(
     len(FIELDS)
 )
-_decode_block = msgspec.json.Decoder(list[_Line]).decode
-_decode_line = msgspec.json.Decoder(_Line).decode
+_decode_block = msgspec.json.Decoder(list[AnyLine]).decode
+_decode_line = msgspec.json.Decoder(AnyLine).decode
 _astuple = msgspec.structs.astuple
 # not plainly valid: msgspec's own errors, and RecursionError for JSON nested deeper than it
 # follows (in a field the Struct ignores); the reader's parse_line then decides (bad_json)
@@ -119,7 +87,7 @@ class LineBatcher:
         return cols
 
     def lines_columns(
-        self, raws: list[bytes], linenos: Any, file: str, base: int, on_bad: Callable[[BadLine], None]
+        self, raws: Sequence[bytes], linenos: Any, file: str, base: int, on_bad: Callable[[BadLine], None]
     ) -> EventColumns:
         """The same for lines already split (and numbered) by the reader."""
         rows = self._lines_rows(list(raws), linenos, file, on_bad, whole=True)

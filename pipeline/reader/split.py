@@ -1,16 +1,21 @@
-"""Stage 1, split: one input → blocks of whole lines, each with the number of its first line.
+"""Blocks of whole lines and byte ranges of a file: the splitter for readers in bulk.
 
-The blocks are what the parse stage works on, one per task, on whichever core is free.
-Splitting is the only stage that reads the input sequentially: it decompresses (a gzip
-stream once, here), hashes the stored bytes for the manifest and counts newlines, all C
-calls over megabytes at a time, so one core keeps up with the parsers.
+`pipeline.reader.lines.iter_lines` gives one line at a time; the bulk readers (ingest's
+parse tasks, the fast audit's pass 1, Spark's tasks) want many lines at once, cut here by
+the same rules: lines numbered from 1 in the decompressed data, blank lines included, split
+on b"\\n" only, a last line without a newline still a line, a UTF-8 BOM at the file's start
+dropped, gzip decompressed by the same helpers (a broken stream gives up its complete lines
+and a FileProblem).
 
-Line numbers and the reading contract are those of `pipeline.reader.lines.iter_lines`
-(numbered from 1 in the decompressed data, blank lines included; a broken gzip stream gives
-up its complete lines and a FileProblem; a UTF-8 BOM is dropped): the same private helpers
-do the decompressing. A line longer than `max_line` bytes is never held whole: the
-splitter keeps its first `RAW_LIMIT` bytes for the reject, skips the rest up to the next
-newline in bounded memory, and hands it on as an already made BadLine.
+- `split_source`: one input (any kind) → `Block`s of whole lines, each with the number of
+  its first line; it hashes the stored bytes for the manifest on the way. A line longer than
+  `max_line` bytes is never held whole: its first `RAW_LIMIT` bytes are kept for the reject,
+  the rest skipped up to the next newline in bounded memory, and it is handed on as an
+  already made BadLine.
+- `plain_blocks`: the bytes from an offset of a plain file, in reads whose size the caller
+  chooses (the fast audit's two processes rebalance their ranges as they go).
+- `line_start`, `range_data`, `lines_starting_in`: byte ranges of a plain file, where a line
+  belongs to the range its first byte is in.
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ from typing import Iterator
 from pipeline.reader.inputs import InputError, InputSource
 from pipeline.model import BadLine, FileProblem
 from pipeline.limits import MAX_LINE_BYTES  # the default line-length cap (bytes, newline excluded)
-from pipeline.reader import lines as _lines
-from pipeline.reader.parse import long_line_reject
+from pipeline.reader.lines import Broken, data_chunks, drain
+from pipeline.reader.sniff import GZIP_MAGIC, UTF8_BOM, starts_with
 
 BLOCK_BYTES = 8 << 20  # a parse task's share of input; bigger blocks hold more memory per worker
 RAW_LIMIT = 64 * 1024  # rejects.raw keeps at most this many characters of a line
@@ -38,7 +43,7 @@ class Block:
     A block of a plain file also knows where its data lies (`path`, `offset`): sent to a
     worker process, it travels as that place (`detached`) and the worker reads the bytes
     back from the file (`attached`), from the page cache, instead of the main process
-    pickling 8 MiB through a pipe per block (about 1 s of CPU on both sides for 331 MB)."""
+    pickling 8 MiB through a pipe per block (CPU on both sides of the pipe)."""
 
     source: int  # index of the input in the run's reading order
     name: str
@@ -82,12 +87,9 @@ class Block:
 def too_long(file: str, line: int, size: int, head: bytes, max_line: int) -> BadLine:
     """The reject of a line over the cap; `head`: its first bytes (HEAD_BYTES are kept).
     Made by the reader's one constructor, so `audit` and `ingest` say the same words."""
+    from pipeline.reader.parse import long_line_reject  # the decoders: only for a line this long
+
     return long_line_reject(file, line, size, head, max_line)
-
-
-def _starts_with_bom(path: str) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(len(_lines.UTF8_BOM)) == _lines.UTF8_BOM
 
 
 def split_source(
@@ -115,12 +117,12 @@ def split_source(
     skipping: tuple[int, bytes] | None = None  # (bytes so far, head) of an over-long line being skipped
     finished = False
     try:
-        for chunk in _lines._data_chunks(stream, source, hasher):
+        for chunk in data_chunks(stream, source, hasher):
             if bom is None:  # the first chunk: gzip is known now
                 bom = 0
                 if source.path is not None and not source.gzip and os.path.isfile(source.path):
                     path = str(source.path)  # a regular plain file: blocks can be read back
-                    bom = len(_lines.UTF8_BOM) if _starts_with_bom(path) else 0
+                    bom = len(UTF8_BOM) if starts_with(path, UTF8_BOM) else 0
             chunk_at = source.data_bytes
             source.data_bytes += len(chunk)
             if skipping is not None:
@@ -165,7 +167,7 @@ def split_source(
             yield Block(index, name, line, data, long_lines, path, (bom or 0) + pending_at)
             line += data.count(b"\n")
         finished = True
-    except _lines._Broken as exc:
+    except Broken as exc:
         data = b"".join(pending)
         cut = data.rfind(b"\n")
         if cut >= 0 or long_lines:
@@ -181,7 +183,144 @@ def split_source(
     finally:
         source.lines = line - 1
         if finished:
-            _lines._drain(stream, source, hasher)
+            drain(stream, source, hasher)
             source.sha256 = hasher.hexdigest()
         if not source.is_stdin:
             stream.close()
+
+
+class NotInBlocks(Exception):
+    """This plain file cannot be read by `plain_blocks` (a line over the limit, a read
+    error): read it by `iter_lines`, which makes the line a reject in bounded memory."""
+
+
+def plain_blocks(
+    path: str | os.PathLike, start: int, reads, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[tuple[bytes, int, int, int, int]]:
+    """(block of whole lines without the final newline, number of its first line, number of
+    its lines, offset of its first byte, offset of its end) for the bytes of a plain file
+    from `start`, read up to `reads(pos)` at a time until that is no further than pos; lines
+    are counted from 1 at `start`. Blank lines stay in. A read at the file's start is at
+    least as long as a BOM (the one it drops).
+
+    Raises NotInBlocks for a line longer than max_line_bytes or a read error. Every line but
+    a block's first (carried over from the previous read) lies within one read: with
+    max_line_bytes at least the largest read (the caller's condition for reading blocks)
+    only that one needs measuring."""
+    try:
+        with open(path, "rb", buffering=0) as fh:
+            fh.seek(start)
+            pos = start  # where the next read starts
+            begin = start  # where the carried line (or the next block) starts
+            line = 1
+            carry = b""
+            first = start == 0
+            while (stop := reads(pos)) > pos:
+                data = fh.read(stop - pos)
+                if not data:
+                    break
+                pos += len(data)
+                if first:
+                    first = False
+                    if data.startswith(UTF8_BOM):
+                        data = data[len(UTF8_BOM) :]
+                        begin += len(UTF8_BOM)
+                if carry:
+                    # the one line that can be longer than a read: the carried one, completed
+                    at = data.find(b"\n")
+                    if len(carry) + (at if at >= 0 else len(data)) > max_line_bytes:
+                        raise NotInBlocks
+                    data = carry + data
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    carry = data
+                    continue
+                block, carry = data[:cut], data[cut + 1 :]
+                n = block.count(b"\n") + 1
+                yield block, line, n, begin, begin + cut
+                begin += cut + 1
+                line += n
+            if carry:
+                if len(carry) > max_line_bytes:
+                    raise NotInBlocks
+                yield carry, line, carry.count(b"\n") + 1, begin, begin + len(carry)
+    except OSError:
+        raise NotInBlocks from None
+
+
+# A range may not start at a byte the reader treats specially at a file's start.
+_NOT_A_RANGE_START = (GZIP_MAGIC, UTF8_BOM)
+
+
+def line_start(path: str | os.PathLike, offset: int, limit: int) -> int | None:
+    """Start of the first line that begins after `offset` and before `limit`, or None where
+    there is none or a range cannot start (its first bytes would be read as gzip or BOM)."""
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        while offset < limit and (block := fh.read(1 << 16)):
+            at = block.find(b"\n")
+            if at >= 0:
+                start = offset + at + 1
+                if start >= limit:
+                    return None
+                fh.seek(start)
+                first = fh.read(3)
+                if not first or any(first.startswith(m) for m in _NOT_A_RANGE_START):
+                    return None
+                return start
+            offset += len(block)
+    return None
+
+
+def range_data(path: str | os.PathLike, start: int, end: int) -> bytes:
+    """The whole lines that start in [start, end) of a plain file, each ending in b"\\n"
+    (the last one completed past `end`; a BOM at the file's start dropped)."""
+    with open(path, "rb") as fh:
+        if start > 0:
+            fh.seek(start - 1)
+            data = fh.read(end - start + 1)
+            cut = data.find(b"\n")  # the line at `start` begins after the first newline at >= start - 1
+            data = data[cut + 1 :] if cut >= 0 else b""
+            if not data:  # no line starts in this range
+                return b""
+        else:
+            data = fh.read(end)
+            if data == UTF8_BOM and fh.seek(0, 2) == len(UTF8_BOM):
+                return b""  # a file of only a BOM holds no line (iter_lines counts none)
+            fh.seek(len(data))
+        if not data.endswith(b"\n"):  # the range's last line runs on past `end`
+            rest = []
+            while True:
+                chunk = fh.read(1 << 20)
+                if not chunk:
+                    break
+                cut = chunk.find(b"\n")
+                if cut >= 0:
+                    rest.append(chunk[: cut + 1])
+                    break
+                rest.append(chunk)
+            data += b"".join(rest)
+            if data and not data.endswith(b"\n"):
+                data += b"\n"  # a last line without a newline is still a line
+    if start == 0 and data.startswith(UTF8_BOM):  # after the first line is whole: a range may cut the BOM
+        data = data[len(UTF8_BOM) :]
+    return data
+
+
+def lines_starting_in(path: str | os.PathLike, start: int, end: int) -> int:
+    """Lines starting in [start, end): a line starts at 0 and after every newline but the
+    file's last byte, so these are the newlines at [start - 1, end - 1), plus 1 at 0."""
+    a, b = max(start - 1, 0), end - 1
+    n = 1 if start == 0 else 0
+    with open(path, "rb") as fh:
+        if start == 0 and fh.read(len(UTF8_BOM) + 1) == UTF8_BOM:
+            return 0  # a file of only a BOM holds no line
+        fh.seek(a)
+        left = b - a
+        while left > 0:
+            chunk = fh.read(min(left, 8 << 20))
+            if not chunk:
+                break
+            n += chunk.count(b"\n")
+            left -= len(chunk)
+    return n
