@@ -12,7 +12,7 @@ import typer
 from pipeline.cli.common import did_you_mean, note, stdout, usage_error
 from pipeline.cli.main import app
 from pipeline.cli.dataset_options import (
-    PlayerOption,
+    PlayersOption,
     RulesFilterOption,
     SinceOption,
     UntilOption,
@@ -24,6 +24,11 @@ from pipeline.cli.engine_options import Engine, check_engine, engine_option, mas
 
 if TYPE_CHECKING:  # pyarrow and duckdb load only when stats runs, not for every command
     import pyarrow as pa
+
+
+class LeaguePeriod(str, enum.Enum):
+    week = "week"
+    month = "month"
 
 
 class StatsFormat(str, enum.Enum):
@@ -166,7 +171,7 @@ PERCENT_COLUMNS = {
 @app.command(short_help="Player statistics of a dataset against the exact odds.")
 def stats(
     dataset: str = typer.Argument(..., metavar="DATASET", help="A dataset directory written by `farkle-logs ingest`."),
-    player: PlayerOption = None,
+    player: PlayersOption = None,
     rules: RulesFilterOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -179,8 +184,15 @@ def stats(
         "--section",
         "-s",
         metavar="SECTION",
-        help="bust, turns, decisions, players, dice, decisions-quality, or a table name (repeatable; "
-        "default: all but decisions-quality, which solves each ruleset and judges every choice).",
+        help="bust, turns, decisions, players, dice, decisions-quality, ratings, rating-history, "
+        "head-to-head, trends, or a table name (repeatable; default: all but decisions-quality, which "
+        "solves each ruleset and judges every choice, and the league sections from ratings on).",
+    ),
+    by: LeaguePeriod = typer.Option(
+        LeaguePeriod.month, "--by", metavar="PERIOD", help="trends: one row per player and week or month."
+    ),
+    min_games: int = typer.Option(
+        0, "--min-games", min=0, metavar="N", help="ratings: list the players with at least N rated games."
     ),
     blunder_threshold: float = typer.Option(
         150.0,
@@ -207,7 +219,10 @@ def stats(
     that matches no game).
     """
     from pipeline.cli.dataset_options import filters_match_or_exit
-    from pipeline.stats import DEFAULT_SECTIONS, SECTIONS, TABLE_NAMES, compute
+    from pipeline.cli import league_render
+    from pipeline.stats import ALL_SECTIONS as SECTIONS
+    from pipeline.stats import ALL_TABLE_NAMES as TABLE_NAMES
+    from pipeline.stats import DEFAULT_SECTIONS, LEFT_OUT_TABLE, League, compute
     from pipeline.strategy.solver import MODEL_NOTE, refusals
 
     section = _section_items(section or [], SECTIONS, TABLE_NAMES)
@@ -215,6 +230,7 @@ def stats(
     if format is StatsFormat.csv and len(wanted_tables) != 1:
         usage_error("csv holds one table: choose it with --section, one of " + ", ".join(TABLE_NAMES))
     filters = filters_or_exit(player, rules, since, until, game)
+    league = League(min_games=min_games, by=by.value)
     check_engine(engine, spark_master)
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, filters, rules)
@@ -223,13 +239,14 @@ def stats(
         try:
             with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
                 if spark is not None:
-                    tables = _spark_compute(spark, ds, filters, wanted_sections, blunder_threshold)
+                    tables = _spark_compute(spark, ds, filters, wanted_sections, blunder_threshold, league)
                 else:
-                    tables = compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold)
+                    tables = compute(ds, filters, wanted_sections, blunder_threshold=blunder_threshold, league=league)
         except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)
             dataset_failure(ds, exc)
     for message in unsolved:
         note(f"{message}; its games' choices are not judged")
+    left_out = tables[LEFT_OUT_TABLE].to_pylist() if LEFT_OUT_TABLE in tables else []
     tables = {name: tables[name] for name in wanted_tables}
     if all(t.num_rows == 0 for t in tables.values()):
         note("no rows match these filters")
@@ -238,6 +255,8 @@ def stats(
             "dataset": str(dataset),
             "filters": filters.describe(),
             **({"blunder_threshold": blunder_threshold, "model": MODEL_NOTE} if MODEL_TABLES & set(tables) else {}),
+            **({"league": {"min_games": min_games, "by": by.value}} if left_out else {}),
+            **({"games_left_out": {r.pop("figure"): r for r in left_out}} if left_out else {}),
         }
         _write_json(head, tables)
     elif format is StatsFormat.csv:
@@ -245,13 +264,19 @@ def stats(
     else:
         named = set(section or [])
         for name, table in tables.items():
-            if name == "decision_loss_by_state" and not (all_rows or player or name in named):
+            if name in league_render.TITLES:
+                league_render.print_table(
+                    name, table, all_rows=all_rows or bool(filters.players) or name in named, left_out=left_out
+                )
+                continue
+            if name == "decision_loss_by_state" and not (all_rows or filters.players or name in named):
                 note(
                     "decisions-quality by situation (kind of choice, dice, turn points): "
                     "--section decision_loss_by_state, or --all"
                 )
                 continue
-            _print_text_table(name, table, all_rows=all_rows or name in named, player=player)
+            several = len(filters.players) > 1  # each of their rows, as --player gives one player's
+            _print_text_table(name, table, all_rows=all_rows or name in named or several, player=filters.player)
         if MODEL_TABLES & set(tables):
             stdout.line(
                 f"note: {MODEL_NOTE}; blunder = loss above {blunder_threshold:g} points. "
@@ -275,10 +300,10 @@ def _section_items(values: list[str], sections: dict[str, tuple[str, ...]], name
     return items
 
 
-def _spark_compute(spark, ds, filters, sections, blunder_threshold):
+def _spark_compute(spark, ds, filters, sections, blunder_threshold, league):
     from pipeline.engines.spark.stats import compute as spark_compute
 
-    return spark_compute(ds, filters, sections, blunder_threshold, spark=spark)
+    return spark_compute(ds, filters, sections, blunder_threshold, spark=spark, league=league)
 
 
 def _selection(

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from pipeline.dataset.layout import Dataset, DatasetError, open_dataset
 from pipeline.rules import Ruleset
+from pipeline.stats.model_cache import IDENTITY_VARIABLE, dataset_identity
 from pipeline.stats.odds import exact_odds_table, matching_rulesets
 from pipeline.stats.runner import close, connect, run, set_variables
 from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
@@ -51,6 +52,7 @@ ALL_SECTIONS: dict[str, tuple[str, ...]] = {**SECTIONS, **LEAGUE_SECTIONS}
 # trends shows each period's decision loss.
 POLICY_SECTIONS = ("decisions-quality", "trends")
 PERIODS = ("week", "month")
+LEFT_OUT_TABLE = "games_left_out"
 # Computed when no section is named: all but the opt-in ones. decisions-quality solves each
 # ruleset and judges every choice (~0.7 s per million events): asked for by name only.
 OPT_IN_SECTIONS = ("decisions-quality", *LEAGUE_SECTIONS)
@@ -180,6 +182,7 @@ def session(
     try:
         texts = [row[0] for row in con.execute("select distinct ruleset::varchar from src_games").fetchall()]
         set_variables(con, filter_variables(filters, texts, blunder_threshold, league))
+        set_variables(con, {IDENTITY_VARIABLE: dataset_identity(ds)})  # the model cache's key
         if with_odds:
             con.register("exact_odds", exact_odds_table(texts))
         if with_policy:
@@ -194,12 +197,16 @@ def session(
 
 def plan_sections(sections: list[str] | tuple[str, ...] | None) -> tuple[list[str], bool, bool]:
     """(report tables, whether exact_odds is needed, whether the policy tables are): one
-    plan for every engine, so DuckDB and Spark compute the same tables from the same input."""
+    plan for every engine, so DuckDB and Spark compute the same tables from the same input.
+    With a league section the tables end with games_left_out (rpt_games_left_out): the
+    games each league figure does not count, for the figure to say so."""
     chosen = list(DEFAULT_SECTIONS) if sections is None else list(sections)
     unknown = [s for s in chosen if s not in ALL_SECTIONS]
     if unknown:
         raise ValueError(f"unknown section {unknown[0]!r}: sections are {', '.join(ALL_SECTIONS)}")
     tables = [t for s in chosen for t in ALL_SECTIONS[s]]
+    if any(s in LEAGUE_SECTIONS for s in chosen):  # what the league figures left out, said with them
+        tables.append(LEFT_OUT_TABLE)
     with_odds = any(s in ("bust", "players") for s in chosen)  # the sections reading exact_odds
     with_policy = any(s in POLICY_SECTIONS for s in chosen)
     return tables, with_odds, with_policy

@@ -39,6 +39,8 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.dataset.layout import Dataset
+from pipeline.stats import model_cache
+from pipeline.stats.model_cache import CACHED_MODELS
 from pipeline.reader.inputs import InputError
 from pipeline.dataset.tables import TABLES
 
@@ -174,17 +176,42 @@ def build(con: duckdb.DuckDBPyConnection, names: list[str], models: dict[str, Mo
     models = models or load_models()
     existing = {row[0] for row in con.execute("select view_name from duckdb_views() where temporary").fetchall()}
     existing |= {row[0] for row in con.execute("select table_name from duckdb_tables() where temporary").fetchall()}
-    for name in build_order(names, models):
+    order = build_order(names, models)
+    for name in order:  # rows a run before left (pipeline.stats.model_cache), before what they need
+        if name in CACHED_MODELS and name not in existing:
+            key, rows = model_cache.lookup(con, name, _texts(name, models))
+            if rows is not None:
+                con.register(name, rows)
+                existing.add(name)
+    needed = set(names)
+    for name in reversed(order):  # what the models still to build read (not what cached ones did)
+        if name in needed and name not in existing:
+            needed.update((models.get(name) or PYTHON_MODELS[name]).depends_on)
+    for name in order:
         model = models.get(name) or PYTHON_MODELS[name]
-        if name in existing or (model.materialized == "query" and name in names):
+        if name in existing or name not in needed or (model.materialized == "query" and name in names):
             continue  # a report asked for is run, not stored
         if model.materialized == "python":
             inputs = {dep: con.sql(f"select * from {dep}").to_arrow_table() for dep in model.depends_on}
-            con.register(name, python_function(model)(inputs))
+            rows = python_function(model)(inputs)
+            con.register(name, rows)
         else:
             kind = "table" if model.materialized == "table" else "view"
             con.execute(f"create temp {kind} {name} as\n{model.sql}")
+            rows = con.sql(f"select * from {name}").to_arrow_table() if name in CACHED_MODELS else None
+        if name in CACHED_MODELS:
+            model_cache.store(model_cache.lookup(con, name, _texts(name, models))[0], rows)
         existing.add(name)
+
+
+def _texts(name: str, models: dict[str, Model]) -> list[str]:
+    """The SQL a model's rows depend on: its own and that of every model it reads."""
+    return [(models.get(n) or PYTHON_MODELS[n]).sql for n in build_order([name], models)] + [_macros_text()]
+
+
+@cache
+def _macros_text() -> str:
+    return (SQL_DIR / f"{MACROS}.sql").read_text(encoding="utf-8")
 
 
 def python_function(model: Model):
