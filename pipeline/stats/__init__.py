@@ -149,6 +149,10 @@ def filter_variables(
         "f_players": list(filters.players) or None,
         "f_min_games": int(league.min_games),
         "f_period": league.by,
+        # the exploring lists' own filters (pipeline.stats.explore), unset here
+        "f_codes": None,
+        "f_severity": None,
+        "f_with_findings": False,
         "f_game": filters.game,
         "f_rulesets": matching_rulesets(ruleset_texts, filters.rules) if filters.rules is not None else None,
         "f_since": _midnight_utc(filters.since) if filters.since else None,
