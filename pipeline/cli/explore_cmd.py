@@ -263,7 +263,16 @@ def print_rows(table: "pa.Table") -> None:
     rows = [dict(zip(keys, map(_cell, values))) for values in zip(*(c.to_pylist() for c in table.columns))]
     numbers = {k for k, f in zip(keys, table.schema) if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)}
     columns = list(zip(keys[1:], names[1:]))
-    for part in fitted_tables((keys[0], names[0] or "?"), columns, rows, stdout.width, right=numbers):
+    if not columns:  # one column: nothing to spread over parts
+        from pipeline.cli.text import plain_table
+
+        part = plain_table((names[0] or "?", keys[0] in numbers))
+        for row in rows:
+            part.add_row(row[keys[0]])
+        stdout.print(part)
+    for part in (
+        fitted_tables((keys[0], names[0] or "?"), columns, rows, stdout.width, right=numbers) if columns else ()
+    ):
         stdout.print(part)
     if not rows:
         note("no rows")

@@ -157,3 +157,61 @@ def _lock(con: duckdb.DuckDBPyConnection, ds: Dataset) -> None:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def catalog() -> dict[str, list[tuple[str, str]]]:
+    """Every name `query` can read, the dataset's tables first, then the models in name
+    order, each with its columns (name, DuckDB type): what docs/explore.md lists. Found by
+    building every model over empty tables, so it costs no dataset."""
+    from pipeline.stats import filter_variables
+    from pipeline.stats.odds import ODDS_SCHEMA
+    from pipeline.stats.runner import MACROS, SQL_DIR
+    from pipeline.strategy.judge import KEEPS_SCHEMA, TAIL_SCHEMA, VALUES_SCHEMA
+
+    empty = {f"src_{t}": s for t, s in TABLES.items()}
+    empty |= {"exact_odds": ODDS_SCHEMA, "policy_values": VALUES_SCHEMA, "policy_tail": TAIL_SCHEMA}
+    empty["keep_options"] = KEEPS_SCHEMA
+    con = duckdb.connect()
+    try:
+        for name, schema in empty.items():
+            con.register(name, pa.Table.from_batches([], schema))
+        con.execute((SQL_DIR / f"{MACROS}.sql").read_text(encoding="utf-8"))
+        set_variables(con, filter_variables(Filters(), [], 150.0))
+        models = load_models()
+        out: dict[str, list[tuple[str, str]]] = {}
+        for table in TABLES:
+            out[table] = [(r[0], r[1]) for r in con.execute(f"describe select * from src_{table}").fetchall()]
+        for table in ("exact_odds", *POLICY):
+            out[table] = [(r[0], r[1]) for r in con.execute(f"describe select * from {table}").fetchall()]
+        for name in model_names():
+            build(con, [name], models)
+            text = (
+                models[name].sql if name in models and models[name].materialized == "query" else f"select * from {name}"
+            )
+            out[name] = [(r[0], r[1]) for r in con.execute(f"describe {text}").fetchall()]
+        return out
+    finally:
+        con.close()
+
+
+def catalog_markdown() -> str:
+    """The table of docs/explore.md ("Tables and models"), one row per name."""
+    lines = ["| name | kind | columns |", "|---|---|---|"]
+    models = load_models()
+    for name, columns in catalog().items():
+        if name in TABLES:
+            kind = "table"
+        elif name == "exact_odds":
+            kind = "table (rules engine)"
+        elif name in POLICY:
+            kind = "table (solver)"
+        elif name in PYTHON_MODELS:
+            kind = "model (Python)"
+        else:
+            kind = f"model ({models[name].materialized})" if models[name].materialized != "query" else "report"
+        lines.append(f"| `{name}` | {kind} | {', '.join(c for c, _ in columns)} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover - regenerates the docs' table
+    print(catalog_markdown(), end="")

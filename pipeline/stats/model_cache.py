@@ -48,7 +48,7 @@ def dataset_identity(dataset) -> str:
 
 
 def _key(con: duckdb.DuckDBPyConnection, name: str, sql_texts: list[str]) -> str | None:
-    identity = con.execute(f"select getvariable('{IDENTITY_VARIABLE}')").fetchone()[0]
+    identity = con.execute(f"select getvariable('{IDENTITY_VARIABLE}')").fetchall()[0][0]
     if identity is None:
         return None
     digest = hashlib.sha256(identity.encode())
