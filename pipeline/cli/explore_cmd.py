@@ -23,6 +23,7 @@ from pipeline.cli.dataset_options import (
     dataset_or_exit,
     filters_or_exit,
 )
+from pipeline.cli.league_render import pylist
 from pipeline.cli.main import app
 
 if TYPE_CHECKING:
@@ -228,7 +229,7 @@ def write_json_rows(table: "pa.Table") -> None:
     first = True
     for batch in table.to_batches(max_chunksize=10_000):
         if batch.num_rows:
-            rows = list(map(row, *(column.to_pylist() for column in batch.columns)))
+            rows = list(map(row, *(pylist(column) for column in batch.columns)))
             out.write(("" if first else ",") + encoder.encode(rows).decode()[1:-1])
             first = False
     out.write("]\n")
@@ -260,7 +261,7 @@ def print_rows(table: "pa.Table") -> None:
         return
     names = table.column_names
     keys = [f"c{i}" for i in range(len(names))]  # column names may repeat or be empty in SQL
-    rows = [dict(zip(keys, map(_cell, values))) for values in zip(*(c.to_pylist() for c in table.columns))]
+    rows = [dict(zip(keys, map(_cell, values))) for values in zip(*(pylist(c) for c in table.columns))]
     numbers = {k for k, f in zip(keys, table.schema) if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)}
     columns = list(zip(keys[1:], names[1:]))
     if not columns:  # one column: nothing to spread over parts

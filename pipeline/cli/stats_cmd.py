@@ -343,6 +343,8 @@ def _write_json(head: dict[str, object], tables: dict[str, pa.Table]) -> None:
     99 k blunders of a 2.9 M-event dataset."""
     import msgspec
 
+    from pipeline.cli.league_render import pylist
+
     encoder = msgspec.json.Encoder(enc_hook=str)
     out = sys.stdout
     opening = encoder.encode(head).decode()[:-1]  # '{"dataset":...' without its closing brace
@@ -354,7 +356,7 @@ def _write_json(head: dict[str, object], tables: dict[str, pa.Table]) -> None:
         first = True
         for batch in table.to_batches(max_chunksize=JSON_ROWS_PER_CHUNK):
             if batch.num_rows:
-                rows = list(map(row, *(column.to_pylist() for column in batch.columns)))
+                rows = list(map(row, *(pylist(column) for column in batch.columns)))
                 out.write(("" if first else ",") + encoder.encode(rows).decode()[1:-1])
                 first = False
         out.write("]")
