@@ -20,7 +20,7 @@ together as (
     from stg_game_players
     where player_in_scope(player)
     group by game_id
-    having count(distinct player) = coalesce(len(getvariable('f_players')::varchar[]), 0)
+    having count(distinct player) = coalesce(array_length(getvariable('f_players')::varchar[]), 0)
 ),
 
 findings as (

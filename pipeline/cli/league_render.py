@@ -135,7 +135,7 @@ def print_table(name: str, table: "pa.Table", *, all_rows: bool, left_out: list[
 
 def pylist(column) -> list:
     """column.to_pylist(), but a timestamp with a time zone becomes an aware UTC datetime
-    without pyarrow's conversion, which imports pandas (0.2 s) for the zone."""
+    without pyarrow's conversion, which imports pandas for the zone."""
     import datetime as dt
 
     import pyarrow as pa

@@ -1,9 +1,9 @@
 """Rows of a few costly models kept between runs, keyed by everything they depend on.
 
 Two league models cost far more than what they return: `rating_history` (every game rated
-in turn by openskill, ~0.3 s of Python per 9,000 games) and `fct_game_decision_loss`
-(every choice of every game judged against the exact policy, ~1.5 s of DuckDB per 3 M
-events), while their rows are a few per game. A dataset's snapshot never changes (ingest
+in turn by openskill, in Python) and `fct_game_decision_loss` (every choice of every game
+judged against the exact policy), while their rows are a few per game (the costs are in
+docs/performance.md). A dataset's snapshot never changes (ingest
 writes new files and a new manifest), so their rows are kept in the stats cache
 (pipeline.stats.cache: the same directory, the same switch) under a key made of:
 

@@ -85,6 +85,6 @@ def rating_history(inputs: dict[str, pa.Table]) -> pa.Table:
 
 
 def _array(values: list, code: str, kind: pa.DataType) -> pa.Array:
-    """An Arrow array of numbers without pa.array(list), which imports pandas (0.2 s) to ask
+    """An Arrow array of numbers without pa.array(list), which imports pandas to ask
     whether the list is a pandas object: the numbers' bytes become the array's buffer."""
     return pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(array(code, values))])
