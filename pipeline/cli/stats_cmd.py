@@ -247,6 +247,8 @@ def stats(
     for message in unsolved:
         note(f"{message}; its games' choices are not judged")
     left_out = tables[LEFT_OUT_TABLE].to_pylist() if LEFT_OUT_TABLE in tables else []
+    if min_games and "ratings" in tables and tables["ratings"].num_rows == 0:  # a filter matching nothing
+        usage_error(f"no player in dataset {ds.path} has {min_games:,} rated games (--min-games)")
     tables = {name: tables[name] for name in wanted_tables}
     if all(t.num_rows == 0 for t in tables.values()):
         note("no rows match these filters")

@@ -136,10 +136,12 @@ def query(dataset: str | Path | Dataset, sql: str, *, limit: int | None = None) 
         _lock(con, ds)
         try:
             result = con.sql(sql)
-            table = result.to_arrow_table() if result is not None else pa.table({})
+            if result is not None and limit is not None:
+                result = result.limit(limit)  # DuckDB stops there: `select * from events` need not be read whole
+            table = result.to_arrow_table() if result is not None else pa.Table.from_batches([], pa.schema([]))
         except duckdb.Error as exc:
             raise QueryError(_first_line(exc)) from None
-    return _limited(table, limit)
+    return table
 
 
 def _lock(con: duckdb.DuckDBPyConnection, ds: Dataset) -> None:
