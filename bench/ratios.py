@@ -15,8 +15,10 @@ changes behind the CLI (a staged ingest, a fast replay, lazy imports) is measure
 |---|---|---|
 | ingest | `farkle-logs ingest LOG --out NEW` | <= 1.5x the baseline, <= 1 GiB |
 | audit | `farkle-logs audit LOG --format json` | <= 1.0x |
-| stats | `farkle-logs stats DS --format json` with every section (decisions-quality included) | <= 0.5x, <= 1 GiB |
+| stats | `farkle-logs stats DS --format json` with every section (decisions-quality and the league ones included) | <= 0.5x, <= 1 GiB |
 | report | `farkle-logs report DS --out page.html` | <= 1.5x, <= 1 GiB |
+| ratings, head-to-head, trends | `farkle-logs stats DS --section S --format json` (issue 22) | <= 0.2x each |
+| sql | `farkle-logs sql DS "select count(*) from games"` (issue 22: start-up) | <= 0.5 s |
 | help | `farkle-logs --help` | <= 0.25 s |
 | score | `farkle-logs score 1 5` | <= 0.25 s |
 | stats@scale | stats on --scale-dataset (e.g. 20 M events) | <= 10x stats' own time, <= 1 GiB |
@@ -55,7 +57,20 @@ import sys, duckdb
 src, dst = sys.argv[1], sys.argv[2]
 duckdb.sql(f"COPY (SELECT * FROM read_json('{src}')) TO '{dst}' (FORMAT parquet, COMPRESSION zstd)")
 """
-STATS_SECTIONS = ("bust", "turns", "decisions", "players", "dice", "decisions-quality")
+STATS_SECTIONS = (
+    "bust",
+    "turns",
+    "decisions",
+    "players",
+    "dice",
+    "decisions-quality",
+    "ratings",
+    "rating-history",
+    "head-to-head",
+    "trends",
+)
+LEAGUE_FIGURES = ("ratings", "head-to-head", "trends")  # one section each, <= 0.2x
+SQL_QUERY = "select count(*) from games"
 
 
 @dataclass
@@ -90,6 +105,10 @@ def _stats_command(dataset_of: Callable[[Context], Path | None]) -> Callable[[Co
         return ctx.cli + ["stats", str(dataset_of(ctx)), "--format", "json", *sections]
 
     return command
+
+
+def _section_command(section: str) -> Callable[[Context], list[str]]:
+    return lambda c: c.cli + ["stats", str(c.dataset), "--format", "json", "--section", section]
 
 
 def _remove_out(ctx: Context, cmd: list[str]) -> None:
@@ -129,12 +148,14 @@ FIGURES: dict[str, Figure] = {
             memory_goal=GIB,
             cleanup=lambda c, cmd: Path(cmd[-1]).unlink(missing_ok=True),
         ),
+        *(Figure(s, _section_command(s), ratio_goal=0.2, memory_goal=GIB) for s in LEAGUE_FIGURES),
+        Figure("sql", lambda c: c.cli + ["sql", str(c.dataset), SQL_QUERY], seconds_goal=0.5),
         Figure("help", lambda c: c.cli + ["--help"], seconds_goal=0.25),
         Figure("score", lambda c: c.cli + ["score", "1", "5"], seconds_goal=0.25),
         Figure("stats@scale", _stats_command(lambda c: c.scale_dataset), memory_goal=GIB),
     )
 }
-NEEDS_DATASET = {"stats", "report"}
+NEEDS_DATASET = {"stats", "report", "sql", *LEAGUE_FIGURES}
 
 
 # ---- measuring one process -------------------------------------------------------------

@@ -151,7 +151,7 @@ decisions as (
     from stg_decision_states as decisions
     inner join games on decisions.game_id = games.game_id
     left join players on decisions.player = players.player
-    where getvariable('f_player') is null or decisions.player = getvariable('f_player')
+    where player_in_scope(decisions.player)
 ),
 
 -- each bank-or-roll with the last roll of its turn before it (its keep's roll). The replayed

@@ -18,7 +18,7 @@ final as (
         decisions.farkled
     from decisions
     where decisions.game_id in (select game_id from games)
-      and (getvariable('f_player') is null or decisions.player = getvariable('f_player'))
+      and player_in_scope(decisions.player)
 )
 
 select * from final

@@ -27,7 +27,7 @@ final as (
       and exists (
           select 1 from seats where seats.game_id = findings.game_id and seats.player = findings.player
       )
-      and (getvariable('f_player') is null or findings.player = getvariable('f_player'))
+      and player_in_scope(findings.player)
 )
 
 select * from final

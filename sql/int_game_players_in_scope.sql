@@ -18,7 +18,7 @@ final as (
         game_players.won_corrected
     from game_players
     inner join games on game_players.game_id = games.game_id
-    where getvariable('f_player') is null or game_players.player = getvariable('f_player')
+    where player_in_scope(game_players.player)
 )
 
 select * from final

@@ -1,15 +1,11 @@
 -- materialized: table
--- Intermediate: the games the filters select, with their canonical ruleset and a small
--- integer ruleset_id (cheaper to group and join on than the ruleset's JSON text), and a
--- game_no (an integer stand-in for game_id where millions of rows are sorted or joined).
--- Filters (DuckDB variables set by pipeline.stats, null = no filter):
---   f_game      a game_id
---   f_rulesets  the canonical ruleset texts equal to --rules (resolved in Python)
---   f_since     games whose first event is at or after this instant (UTC)
---   f_until     games whose first event is before this instant (the day after --until)
---   f_player    games this player sat in
+-- Intermediate: the games the filters select (int_league_games, narrowed to the games a
+-- --player sat in), with their canonical ruleset and a small integer ruleset_id (cheaper to
+-- group and join on than the ruleset's JSON text), and a game_no (an integer stand-in for
+-- game_id where millions of rows are sorted or joined).
+--   f_players   the --player names (null = every player): games one of them sat in
 with games as (
-    select * from stg_games
+    select * from int_league_games
 ),
 
 game_players as (
@@ -23,18 +19,12 @@ filtered as (
         games.ruleset_name,
         games.complete
     from games
-    where (getvariable('f_game') is null or games.game_id = getvariable('f_game'))
-      and (getvariable('f_rulesets') is null or list_contains(getvariable('f_rulesets')::varchar[], games.ruleset))
-      and (getvariable('f_since') is null or games.first_ts >= getvariable('f_since'))
-      and (getvariable('f_until') is null or games.first_ts < getvariable('f_until'))
-      and (
-          getvariable('f_player') is null
-          or games.game_id in (
-              select game_players.game_id
-              from game_players
-              where game_players.player = getvariable('f_player')
-          )
-      )
+    where getvariable('f_players') is null
+       or games.game_id in (
+           select game_players.game_id
+           from game_players
+           where player_in_scope(game_players.player)
+       )
 ),
 
 final as (

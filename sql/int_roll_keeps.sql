@@ -34,7 +34,7 @@ rolls as (
         dice_key(rolls.kept) as kept_key
     from stg_roll_states as rolls
     inner join games on rolls.game_id = games.game_id
-    where getvariable('f_player') is null or rolls.player = getvariable('f_player')
+    where player_in_scope(rolls.player)
 ),
 
 judged as (

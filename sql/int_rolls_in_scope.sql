@@ -18,7 +18,7 @@ final as (
         rolls.dice
     from rolls
     inner join games on rolls.game_id = games.game_id
-    where getvariable('f_player') is null or rolls.player = getvariable('f_player')
+    where player_in_scope(rolls.player)
 )
 
 select * from final

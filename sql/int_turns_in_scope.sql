@@ -20,7 +20,7 @@ final as (
     from turns
     where turns.outcome in ('bank', 'farkle')
       and turns.game_id in (select game_id from games)
-      and (getvariable('f_player') is null or turns.player = getvariable('f_player'))
+      and player_in_scope(turns.player)
 )
 
 select * from final

@@ -45,3 +45,7 @@ create or replace temp macro dice_text(key) as rtrim(
     repeat('1 ', ((key // 100000) % 10)::integer) || repeat('2 ', ((key // 10000) % 10)::integer)
     || repeat('3 ', ((key // 1000) % 10)::integer) || repeat('4 ', ((key // 100) % 10)::integer)
     || repeat('5 ', ((key // 10) % 10)::integer) || repeat('6 ', (key % 10)::integer));
+-- Whether a row of player p is in scope: --player (repeatable) is the list f_players, null
+-- when no player was named.
+create or replace temp macro player_in_scope(p) as
+    (getvariable('f_players') is null or list_contains(getvariable('f_players')::varchar[], p));

@@ -1,4 +1,4 @@
--- Staging: one row per audit finding.
+-- Staging: one row per audit finding, as `farkle-logs audit` gives it.
 with source as (
     select * from src_findings
 ),
@@ -8,7 +8,13 @@ final as (
         game_id::varchar as game_id,
         player::varchar as player,
         code::varchar as code,
-        severity::varchar as severity
+        severity::varchar as severity,
+        seq::bigint as seq,
+        file::varchar as file,
+        line::bigint as line,
+        message::varchar as message,
+        claimed::double as claimed,
+        expected::double as expected
     from source
 )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, List, NoReturn, Optional
 
 import typer
 
@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 # (the default goes there, not in typer.Option). `filters_or_exit` turns them into Filters.
 PlayerOption = Annotated[
     Optional[str], typer.Option("--player", "-p", metavar="NAME", help="Only this player's rows, in games they sat in.")
+]
+# --player, repeatable (`-p ana -p bo`): the rows of any of these players.
+PlayersOption = Annotated[
+    Optional[List[str]],
+    typer.Option("--player", "-p", metavar="NAME", help="Only this player's rows, in games they sat in (repeatable)."),
 ]
 RulesFilterOption = Annotated[
     Optional[str],
@@ -47,17 +52,23 @@ UntilOption = Annotated[
 
 
 def filters_or_exit(
-    player: str | None, rules: str | None, since: dt.datetime | None, until: dt.datetime | None, game: str | None = None
+    player: str | list[str] | None,
+    rules: str | None,
+    since: dt.datetime | None,
+    until: dt.datetime | None,
+    game: str | None = None,
 ) -> "Filters":
-    """Filters from CLI options; exit 2 on a bad ruleset or a --since after --until."""
+    """Filters from CLI options (`player`: one --player or the list of a repeatable one);
+    exit 2 on a bad ruleset or a --since after --until."""
     from pipeline.stats import Filters
 
     since_day = since.date() if since else None
     until_day = until.date() if until else None
     if since_day and until_day and since_day > until_day:
         usage_error(f"--since {since_day} is after --until {until_day}")
+    names = tuple([player] if isinstance(player, str) else player or ())
     return Filters(
-        player=player,
+        players=names,
         game=game,
         rules=rules_or_exit(rules) if rules is not None else None,
         since=since_day,
@@ -73,7 +84,7 @@ def dataset_or_exit(path: str):
     return open_dataset(path)  # DatasetError: a user error, exit 2
 
 
-def dataset_failure(dataset: "Dataset | str | Path", exc: Exception, suffix: str = "") -> NoReturn:
+def dataset_failure(dataset: "Dataset | str | Path", exc: BaseException, suffix: str = "") -> NoReturn:
     """Reading `dataset` failed. If the dataset does not verify (a truncated or foreign
     Parquet file, a missing column), that is the cause: exit 2 with the way out. Otherwise it
     is a bug: re-raised for the crash handler (pipeline/cli/entry.py). A user error is
@@ -102,7 +113,7 @@ def filters_match_or_exit(ds: "Dataset", filters: "Filters", rules_spec: str | N
 
     if (
         filters.game is None
-        and filters.player is None
+        and not filters.players
         and filters.rules is None
         and filters.since is None
         and filters.until is None
@@ -115,13 +126,11 @@ def filters_match_or_exit(ds: "Dataset", filters: "Filters", rules_spec: str | N
             if not found:
                 ids = [r[0] for r in con.execute("select distinct game_id from src_games").fetchall()]
                 no_match_error("game", filters.game, ids, where)
-        if filters.player is not None:
-            found = con.execute("select count(*) from src_game_players where player = ?", [filters.player]).fetchone()[  # type: ignore[index]  # count(*): one row
-                0
-            ]
+        for name in filters.players:
+            found = con.execute("select count(*) from src_game_players where player = ?", [name]).fetchone()[0]  # type: ignore[index]  # count(*): one row
             if not found:
                 names = [r[0] for r in con.execute("select distinct player from src_game_players").fetchall()]
-                no_match_error("player", filters.player, names, where)
+                no_match_error("player", name, names, where)
         if filters.rules is not None:
             texts = [r[0] for r in con.execute("select distinct ruleset from src_games").fetchall()]
             if not matching_rulesets(texts, filters.rules):
@@ -156,8 +165,7 @@ def _describe(filters: "Filters", rules_spec: str | None) -> list[str]:
     parts = []
     if filters.game is not None:
         parts.append(f"--game {filters.game}")
-    if filters.player is not None:
-        parts.append(f"--player {filters.player}")
+    parts += [f"--player {name}" for name in filters.players]
     if filters.rules is not None:
         parts.append(f"--rules {rules_spec or filters.rules.name}")
     if filters.since is not None:

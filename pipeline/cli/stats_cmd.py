@@ -11,7 +11,7 @@ import typer
 from pipeline.cli.common import did_you_mean, note, stdout, usage_error
 from pipeline.cli.main import app
 from pipeline.cli.dataset_options import (
-    PlayerOption,
+    PlayersOption,
     RulesFilterOption,
     SinceOption,
     UntilOption,
@@ -23,6 +23,11 @@ from pipeline.cli.engine_options import Engine, check_engine, engine_option, mas
 
 if TYPE_CHECKING:  # pyarrow and duckdb load only when stats runs, not for every command
     import pyarrow as pa
+
+
+class LeaguePeriod(str, enum.Enum):
+    week = "week"
+    month = "month"
 
 
 class StatsFormat(str, enum.Enum):
@@ -165,7 +170,7 @@ PERCENT_COLUMNS = {
 @app.command(short_help="Player statistics of a dataset against the exact odds.")
 def stats(
     dataset: str = typer.Argument(..., metavar="DATASET", help="A dataset directory written by `farkle-logs ingest`."),
-    player: PlayerOption = None,
+    player: PlayersOption = None,
     rules: RulesFilterOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -178,8 +183,15 @@ def stats(
         "--section",
         "-s",
         metavar="SECTION",
-        help="bust, turns, decisions, players, dice, decisions-quality, or a table name (repeatable; "
-        "default: all but decisions-quality, which solves each ruleset and judges every choice).",
+        help="bust, turns, decisions, players, dice, decisions-quality, ratings, rating-history, "
+        "head-to-head, trends, or a table name (repeatable; default: all but decisions-quality, which "
+        "solves each ruleset and judges every choice, and the league sections from ratings on).",
+    ),
+    by: LeaguePeriod = typer.Option(
+        LeaguePeriod.month, "--by", metavar="PERIOD", help="trends: one row per player and week or month."
+    ),
+    min_games: int = typer.Option(
+        0, "--min-games", min=0, metavar="N", help="ratings: list the players with at least N rated games."
     ),
     blunder_threshold: float = typer.Option(
         150.0,
@@ -207,7 +219,10 @@ def stats(
     """
     from pipeline.cli.dataset_options import filters_match_or_exit
     from pipeline import engines
-    from pipeline.stats import DEFAULT_SECTIONS, SECTIONS, TABLE_NAMES
+    from pipeline.cli import league_render
+    from pipeline.stats import ALL_SECTIONS as SECTIONS
+    from pipeline.stats import ALL_TABLE_NAMES as TABLE_NAMES
+    from pipeline.stats import DEFAULT_SECTIONS, LEFT_OUT_TABLE, League
     from pipeline.strategy.solver import MODEL_NOTE, refusals
 
     section = _section_items(section or [], SECTIONS, TABLE_NAMES)
@@ -215,18 +230,27 @@ def stats(
     if format is StatsFormat.csv and len(wanted_tables) != 1:
         usage_error("csv holds one table: choose it with --section, one of " + ", ".join(TABLE_NAMES))
     filters = filters_or_exit(player, rules, since, until, game)
+    league = League(min_games=min_games, by=by.value)
     check_engine(engine, spark_master)
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, filters, rules)
     try:
         with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
             tables = engines.stats(
-                ds, filters, wanted_sections, routing(engine, spark_master), blunder_threshold=blunder_threshold
+                ds,
+                filters,
+                wanted_sections,
+                routing(engine, spark_master),
+                blunder_threshold=blunder_threshold,
+                league=league,
             )
     except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)
         dataset_failure(ds, exc)
     for message in unsolved:
         note(f"{message}; its games' choices are not judged")
+    left_out = tables[LEFT_OUT_TABLE].to_pylist() if LEFT_OUT_TABLE in tables else []
+    if min_games and "ratings" in tables and tables["ratings"].num_rows == 0:  # a filter matching nothing
+        usage_error(f"no player in dataset {ds.path} has {min_games:,} rated games (--min-games)")
     tables = {name: tables[name] for name in wanted_tables}
     if all(t.num_rows == 0 for t in tables.values()):
         note("no rows match these filters")
@@ -235,6 +259,8 @@ def stats(
             "dataset": str(dataset),
             "filters": filters.describe(),
             **({"blunder_threshold": blunder_threshold, "model": MODEL_NOTE} if MODEL_TABLES & set(tables) else {}),
+            **({"league": {"min_games": min_games, "by": by.value}} if left_out else {}),
+            **({"games_left_out": {r.pop("figure"): r for r in left_out}} if left_out else {}),
         }
         _write_json(head, tables)
     elif format is StatsFormat.csv:
@@ -242,13 +268,19 @@ def stats(
     else:
         named = set(section or [])
         for name, table in tables.items():
-            if name == "decision_loss_by_state" and not (all_rows or player or name in named):
+            if name in league_render.TITLES:
+                league_render.print_table(
+                    name, table, all_rows=all_rows or bool(filters.players) or name in named, left_out=left_out
+                )
+                continue
+            if name == "decision_loss_by_state" and not (all_rows or filters.players or name in named):
                 note(
                     "decisions-quality by situation (kind of choice, dice, turn points): "
                     "--section decision_loss_by_state, or --all"
                 )
                 continue
-            _print_text_table(name, table, all_rows=all_rows or name in named, player=player)
+            several = len(filters.players) > 1  # each of their rows, as --player gives one player's
+            _print_text_table(name, table, all_rows=all_rows or name in named or several, player=filters.player)
         if MODEL_TABLES & set(tables):
             stdout.line(
                 f"note: {MODEL_NOTE}; blunder = loss above {blunder_threshold:g} points. "
@@ -308,6 +340,8 @@ def _write_json(head: dict[str, object], tables: dict[str, pa.Table]) -> None:
     names), not the dict of `to_pylist`: the same bytes in about half the time."""
     import msgspec
 
+    from pipeline.cli.league_render import pylist
+
     encoder = msgspec.json.Encoder(enc_hook=str)
     out = sys.stdout
     opening = encoder.encode(head).decode()[:-1]  # '{"dataset":...' without its closing brace
@@ -319,7 +353,7 @@ def _write_json(head: dict[str, object], tables: dict[str, pa.Table]) -> None:
         first = True
         for batch in table.to_batches(max_chunksize=JSON_ROWS_PER_CHUNK):
             if batch.num_rows:
-                rows = list(map(row, *(column.to_pylist() for column in batch.columns)))
+                rows = list(map(row, *(pylist(column) for column in batch.columns)))
                 out.write(("" if first else ",") + encoder.encode(rows).decode()[1:-1])
                 first = False
         out.write("]")

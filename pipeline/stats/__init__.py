@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from pipeline.dataset.layout import Dataset, DatasetError, open_dataset
 from pipeline.rules import Ruleset
+from pipeline.stats.model_cache import IDENTITY_VARIABLE, dataset_identity
 from pipeline.stats.odds import exact_odds_table, matching_rulesets
 from pipeline.stats.runner import close, connect, run, set_variables
 from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
@@ -37,21 +38,39 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     # judged against the exact single-turn policy (pipeline.strategy.judge)
     "decisions-quality": ("decision_quality", "decision_loss_by_state", "blunders"),
 }
-# Sections whose models read the policy tables (policy_values, policy_tail, keep_options).
-POLICY_SECTIONS = ("decisions-quality",)
+# The league figures (pipeline.stats.league): standings by rating, each player's rating after
+# every game, who finishes above whom, and each player's figures per week or month. Opt-in,
+# and not among TABLE_NAMES (the tables the report draws).
+LEAGUE_SECTIONS: dict[str, tuple[str, ...]] = {
+    "ratings": ("ratings",),
+    "rating-history": ("rating_history",),
+    "head-to-head": ("head_to_head",),
+    "trends": ("trends",),
+}
+ALL_SECTIONS: dict[str, tuple[str, ...]] = {**SECTIONS, **LEAGUE_SECTIONS}
+# Sections whose models read the policy tables (policy_values, policy_tail, keep_options):
+# trends shows each period's decision loss.
+POLICY_SECTIONS = ("decisions-quality", "trends")
+PERIODS = ("week", "month")
+LEFT_OUT_TABLE = "games_left_out"
 # Computed when no section is named: all but the opt-in ones. decisions-quality solves each
 # ruleset and judges every choice (~0.7 s per million events): asked for by name only.
-OPT_IN_SECTIONS = ("decisions-quality",)
+OPT_IN_SECTIONS = ("decisions-quality", *LEAGUE_SECTIONS)
 DEFAULT_SECTIONS: tuple[str, ...] = tuple(s for s in SECTIONS if s not in OPT_IN_SECTIONS)
 TABLE_NAMES: tuple[str, ...] = tuple(t for tables in SECTIONS.values() for t in tables)
+ALL_TABLE_NAMES: tuple[str, ...] = tuple(t for tables in ALL_SECTIONS.values() for t in tables)
 
 __all__ = [
+    "ALL_SECTIONS",
+    "ALL_TABLE_NAMES",
     "DEFAULT_SECTIONS",
+    "LEAGUE_SECTIONS",
     "SECTIONS",
     "TABLE_NAMES",
     "Dataset",
     "DatasetError",
     "Filters",
+    "League",
     "compute",
     "filter_variables",
     "open_dataset",
@@ -64,9 +83,11 @@ __all__ = [
 class Filters:
     """Which rows the statistics cover; None = no filter.
 
-    player: rows of that player in games they sat in; game: one game_id; rules: games whose
-    ruleset equals this one knob for knob; since/until: games whose first event falls on
-    those UTC dates (both inclusive; games without timestamps are then left out).
+    players: rows of these players in games one of them sat in (`player` is the one name
+    when there is one, so `Filters(player="ana")` and `Filters(players=("ana",))` are the
+    same; a `player` not among `players` replaces them); game: one game_id; rules: games
+    whose ruleset equals this one knob for knob; since/until: games whose first event falls
+    on those UTC dates (both inclusive; games without timestamps are then left out).
     """
 
     player: str | None = None
@@ -74,10 +95,18 @@ class Filters:
     rules: Ruleset | None = None
     since: dt.date | None = None
     until: dt.date | None = None
+    players: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        names = tuple(dict.fromkeys(self.players))
+        if self.player is not None and self.player not in names:
+            names = (self.player,)
+        object.__setattr__(self, "players", names)
+        object.__setattr__(self, "player", names[0] if len(names) == 1 else None)
 
     def describe(self) -> dict[str, object]:
         return {
-            "player": self.player,
+            "player": list(self.players) if len(self.players) > 1 else self.player,
             "game": self.game,
             "rules": self.rules.to_dict() if self.rules is not None else None,
             "since": self.since.isoformat() if self.since else None,
@@ -85,15 +114,45 @@ class Filters:
         }
 
 
+@dataclass(frozen=True)
+class League:
+    """Options of the league figures. min_games: the standings (`ratings`) list the players
+    with at least this many rated games (every game is rated all the same); by: the trends'
+    period, `week` (from Monday, UTC) or `month`."""
+
+    min_games: int = 0
+    by: str = "month"
+
+    def __post_init__(self) -> None:
+        if self.by not in PERIODS:
+            raise ValueError(f"unknown period {self.by!r}: periods are {', '.join(PERIODS)}")
+        if self.min_games < 0:
+            raise ValueError(f"min_games is {self.min_games}: it cannot be negative")
+
+
 def _midnight_utc(day: dt.date) -> dt.datetime:
     return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
 
 
-def filter_variables(filters: Filters, ruleset_texts: list[str], blunder_threshold: float) -> dict[str, object]:
-    """The models' variables (f_player, f_rulesets, ...) for `filters`: bound by DuckDB's
-    `set variable` here, and as literals by the Spark engine (pipeline.engines.spark)."""
+def filter_variables(
+    filters: Filters,
+    ruleset_texts: list[str],
+    blunder_threshold: float,
+    league: "League | None" = None,
+) -> dict[str, object]:
+    """The models' variables (f_players, f_rulesets, ...) for `filters`: bound by DuckDB's
+    `set variable` here, and as literals by the Spark engine (pipeline.engines.spark).
+    f_player is the one --player when there is one (the report's own models read it)."""
+    league = league or League()
     return {
         "f_player": filters.player,
+        "f_players": list(filters.players) or None,
+        "f_min_games": int(league.min_games),
+        "f_period": league.by,
+        # the exploring lists' own filters (pipeline.stats.explore), unset here
+        "f_codes": None,
+        "f_severity": None,
+        "f_with_findings": False,
         "f_game": filters.game,
         "f_rulesets": matching_rulesets(ruleset_texts, filters.rules) if filters.rules is not None else None,
         "f_since": _midnight_utc(filters.since) if filters.since else None,
@@ -109,6 +168,7 @@ def session(
     with_odds: bool = True,
     with_policy: bool = False,
     blunder_threshold: float = DEFAULT_BLUNDER_THRESHOLD,
+    league: League = League(),
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A DuckDB connection ready to run any model of `sql/` (see `run`) under `filters`.
 
@@ -124,7 +184,8 @@ def session(
     con = connect(ds)
     try:
         texts = [row[0] for row in con.execute("select distinct ruleset::varchar from src_games").fetchall()]
-        set_variables(con, filter_variables(filters, texts, blunder_threshold))
+        set_variables(con, filter_variables(filters, texts, blunder_threshold, league))
+        set_variables(con, {IDENTITY_VARIABLE: dataset_identity(ds)})  # the model cache's key
         if with_odds:
             con.register("exact_odds", exact_odds_table(texts))
         if with_policy:
@@ -139,12 +200,16 @@ def session(
 
 def plan_sections(sections: list[str] | tuple[str, ...] | None) -> tuple[list[str], bool, bool]:
     """(report tables, whether exact_odds is needed, whether the policy tables are): one
-    plan for every engine, so DuckDB and Spark compute the same tables from the same input."""
+    plan for every engine, so DuckDB and Spark compute the same tables from the same input.
+    With a league section the tables end with games_left_out (rpt_games_left_out): the
+    games each league figure does not count, for the figure to say so."""
     chosen = list(DEFAULT_SECTIONS) if sections is None else list(sections)
-    unknown = [s for s in chosen if s not in SECTIONS]
+    unknown = [s for s in chosen if s not in ALL_SECTIONS]
     if unknown:
-        raise ValueError(f"unknown section {unknown[0]!r}: sections are {', '.join(SECTIONS)}")
-    tables = [t for s in chosen for t in SECTIONS[s]]
+        raise ValueError(f"unknown section {unknown[0]!r}: sections are {', '.join(ALL_SECTIONS)}")
+    tables = [t for s in chosen for t in ALL_SECTIONS[s]]
+    if any(s in LEAGUE_SECTIONS for s in chosen):  # what the league figures left out, said with them
+        tables.append(LEFT_OUT_TABLE)
     with_odds = any(s in ("bust", "players") for s in chosen)  # the sections reading exact_odds
     with_policy = any(s in POLICY_SECTIONS for s in chosen)
     return tables, with_odds, with_policy
@@ -155,12 +220,19 @@ def compute(
     filters: Filters = Filters(),
     sections: list[str] | tuple[str, ...] | None = None,
     blunder_threshold: float = DEFAULT_BLUNDER_THRESHOLD,
+    league: League = League(),
 ) -> dict[str, pa.Table]:
-    """The report tables of `sections` (DEFAULT_SECTIONS by default: all but
-    decisions-quality), keyed by table name (SECTIONS).
-    `blunder_threshold`: expected points a choice must give up to count as a blunder."""
+    """The report tables of `sections` (DEFAULT_SECTIONS by default: all but the opt-in
+    decisions-quality and league sections), keyed by table name (ALL_SECTIONS).
+    `blunder_threshold`: expected points a choice must give up to count as a blunder;
+    `league`: the standings' --min-games and the trends' period."""
     tables, with_odds, with_policy = plan_sections(sections)
     with session(
-        dataset, filters, with_odds=with_odds, with_policy=with_policy, blunder_threshold=blunder_threshold
+        dataset,
+        filters,
+        with_odds=with_odds,
+        with_policy=with_policy,
+        blunder_threshold=blunder_threshold,
+        league=league,
     ) as con:
         return {t: run(con, f"rpt_{t}") for t in tables}

@@ -13,6 +13,11 @@ stg/int/fct models become temporary views, or temporary tables when their first 
 `-- materialized: table` (models several reports read). Only the models a requested report
 depends on are built. `sql/macros.sql` (shared macros) runs first.
 
+A few models are computed in Python from other models' rows (PYTHON_MODELS): the ratings,
+whose every game updates the ratings the next one starts from, which SQL cannot say. The
+SQL names them like any model; `build` runs their inputs, calls the function and registers
+the Arrow table it returns under the model's name.
+
 Filters are DuckDB variables (`getvariable('f_player')` etc.), set before any model is built.
 
 DuckDB runs with a memory limit (MEMORY_LIMIT; `FARKLE_LOGS_DUCKDB_MEMORY` overrides it) and
@@ -35,6 +40,8 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.dataset.layout import Dataset
+from pipeline.stats import model_cache
+from pipeline.stats.model_cache import CACHED_MODELS
 from pipeline.reader.inputs import InputError
 from pipeline.dataset.tables import TABLES
 
@@ -52,8 +59,16 @@ MEMORY_LIMIT = "600MB"
 class Model:
     name: str
     sql: str
-    materialized: str  # "view" | "table" | "query" (reports: run, not stored)
+    materialized: str  # "view" | "table" | "query" (reports: run, not stored) | "python"
     depends_on: tuple[str, ...]
+    function: str | None = None  # python models: "module:function", called with {input: table}
+
+
+# Models computed in Python: name -> (the models whose rows it reads, "module:function").
+PYTHON_MODELS: dict[str, Model] = {
+    m.name: m
+    for m in (Model("rating_history", "", "python", ("fct_game_results",), "pipeline.stats.ratings:rating_history"),)
+}
 
 
 @cache
@@ -68,7 +83,7 @@ def load_models(sql_dir: Path = SQL_DIR) -> dict[str, Model]:
     for name, text in texts.items():
         code = _strip_comments(text)
         words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
-        deps = tuple(sorted(other for other in texts if other != name and other in words))
+        deps = tuple(sorted(other for other in [*texts, *PYTHON_MODELS] if other != name and other in words))
         if name.startswith("rpt_"):
             kind = "query"
         elif text.lstrip().startswith(MATERIALIZED_TABLE):
@@ -89,14 +104,15 @@ def build_order(targets: list[str], models: dict[str, Model]) -> list[str]:
     state: dict[str, str] = {}
 
     def visit(name: str, path: tuple[str, ...]) -> None:
-        if name not in models:
+        model = models.get(name) or PYTHON_MODELS.get(name)
+        if model is None:
             raise KeyError(f"unknown SQL model {name!r} (no sql/{name}.sql)")
         if state.get(name) == "done":
             return
         if state.get(name) == "visiting":
             raise ValueError(f"SQL models depend on each other in a cycle: {' -> '.join(path + (name,))}")
         state[name] = "visiting"
-        for dep in models[name].depends_on:
+        for dep in model.depends_on:
             visit(dep, path + (name,))
         state[name] = "done"
         order.append(name)
@@ -168,17 +184,57 @@ def build(con: duckdb.DuckDBPyConnection, names: list[str], models: dict[str, Mo
     models = models or load_models()
     existing = {row[0] for row in con.execute("select view_name from duckdb_views() where temporary").fetchall()}
     existing |= {row[0] for row in con.execute("select table_name from duckdb_tables() where temporary").fetchall()}
-    for name in build_order(names, models):
-        model = models[name]
-        if name in existing or (model.materialized == "query" and name in names):
+    order = build_order(names, models)
+    for name in order:  # rows a run before left (pipeline.stats.model_cache), before what they need
+        if name in CACHED_MODELS and name not in existing:
+            key, rows = model_cache.lookup(con, name, _texts(name, models))
+            if rows is not None:
+                con.register(name, rows)
+                existing.add(name)
+    needed = set(names)
+    for name in reversed(order):  # what the models still to build read (not what cached ones did)
+        if name in needed and name not in existing:
+            needed.update((models.get(name) or PYTHON_MODELS[name]).depends_on)
+    for name in order:
+        model = models.get(name) or PYTHON_MODELS[name]
+        if name in existing or name not in needed or (model.materialized == "query" and name in names):
             continue  # a report asked for is run, not stored
-        kind = "table" if model.materialized == "table" else "view"
-        con.execute(f"create temp {kind} {name} as\n{model.sql}")
+        if model.materialized == "python":
+            inputs = {dep: con.sql(f"select * from {dep}").to_arrow_table() for dep in model.depends_on}
+            rows = python_function(model)(inputs)
+            con.register(name, rows)
+        else:
+            kind = "table" if model.materialized == "table" else "view"
+            con.execute(f"create temp {kind} {name} as\n{model.sql}")
+            rows = con.sql(f"select * from {name}").to_arrow_table() if name in CACHED_MODELS else None
+        if name in CACHED_MODELS:
+            model_cache.store(model_cache.lookup(con, name, _texts(name, models))[0], rows)
         existing.add(name)
+
+
+def _texts(name: str, models: dict[str, Model]) -> list[str]:
+    """The SQL a model's rows depend on: its own and that of every model it reads."""
+    return [(models.get(n) or PYTHON_MODELS[n]).sql for n in build_order([name], models)] + [_macros_text()]
+
+
+@cache
+def _macros_text() -> str:
+    return (SQL_DIR / f"{MACROS}.sql").read_text(encoding="utf-8")
+
+
+def python_function(model: Model):
+    """The function of a python model (imported when first needed: openskill and the like
+    load only for the runs that use them)."""
+    import importlib
+
+    module, _, function = (model.function or "").partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def run(con: duckdb.DuckDBPyConnection, name: str, models: dict[str, Model] | None = None) -> pa.Table:
     """Run one model (usually a report) and return its rows as an Arrow table."""
     models = models or load_models()
     build(con, [name], models)
+    if name in PYTHON_MODELS and name not in models:
+        return con.sql(f"select * from {name}").to_arrow_table()
     return con.sql(models[name].sql).to_arrow_table()

@@ -18,6 +18,9 @@ TEST_CONF = {
     "spark.sql.shuffle.partitions": "2",
     "spark.default.parallelism": "2",
     "spark.sql.adaptive.coalescePartitions.enabled": "true",
+    # one session runs every model of sql/ (tests/spark/test_stats_engines.py): its cached
+    # tables and broadcasts outgrew the default 1 GiB driver heap under load
+    "spark.driver.memory": "2g",
 }
 
 

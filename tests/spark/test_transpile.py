@@ -21,6 +21,12 @@ from pipeline.stats.runner import MACROS, SQL_DIR, load_models
 MACRO_DEFS = transpile.load_macros(SQL_DIR / f"{MACROS}.sql")
 VARIABLES = {
     "f_player": "ana",
+    "f_players": ["ana"],
+    "f_min_games": 0,
+    "f_period": "month",
+    "f_codes": ["scoring_error"],
+    "f_severity": None,
+    "f_with_findings": False,
     "f_game": None,
     "f_rulesets": ['{"a": 1}'],
     "f_since": dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc),

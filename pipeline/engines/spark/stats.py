@@ -23,9 +23,19 @@ import pyarrow as pa
 
 from pipeline.dataset.layout import Dataset, open_dataset
 from pipeline.engines.spark import transpile
-from pipeline.stats import Filters, filter_variables, plan_sections
+from pipeline.stats import Filters, League, filter_variables, plan_sections
 from pipeline.stats.odds import exact_odds_table
-from pipeline.stats.runner import MACROS, SQL_DIR, Model, build, build_order, load_models, set_variables
+from pipeline.stats.runner import (
+    MACROS,
+    PYTHON_MODELS,
+    SQL_DIR,
+    Model,
+    build,
+    build_order,
+    load_models,
+    python_function,
+    set_variables,
+)
 from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
 from pipeline.dataset.tables import TABLES
 
@@ -40,10 +50,11 @@ def compute(
     blunder_threshold: float = DEFAULT_BLUNDER_THRESHOLD,
     *,
     spark: "SparkSession",
+    league: League = League(),
 ) -> dict[str, pa.Table]:
     """The report tables of `sections`, as `pipeline.stats.compute` gives them."""
     names, with_odds, with_policy = plan_sections(sections)
-    with session(spark, dataset, filters, with_odds, with_policy, blunder_threshold) as models:
+    with session(spark, dataset, filters, with_odds, with_policy, blunder_threshold, league) as models:
         return {name: models.report(f"rpt_{name}") for name in names}
 
 
@@ -66,8 +77,14 @@ class SparkModels:
     def build(self, name: str) -> None:
         """Create the views (cached tables) `name` depends on, in dependency order."""
         for dep in build_order([name], self.models):
-            model = self.models[dep]
+            model = self.models.get(dep) or PYTHON_MODELS[dep]
             if dep in self._built or (dep == name and model.materialized == "query"):
+                continue
+            if model.materialized == "python":  # computed on the driver from its inputs' rows
+                inputs = {i: self.spark.table(i).toArrow() for i in model.depends_on}
+                self.aux[dep] = python_function(model)(inputs)
+                self.spark.createDataFrame(self.aux[dep]).createOrReplaceTempView(dep)
+                self._built.add(dep)
                 continue
             self.spark.sql(self.sql(dep)).createOrReplaceTempView(dep)
             if model.materialized == "table":
@@ -78,6 +95,8 @@ class SparkModels:
     def run(self, name: str) -> pa.Table:
         """Any model's rows, as Spark gives them (its types)."""
         self.build(name)
+        if name in PYTHON_MODELS and name not in self.models:
+            return self.spark.table(name).toArrow()
         return self.spark.sql(self.sql(name)).toArrow()
 
     def report(self, name: str) -> pa.Table:
@@ -98,6 +117,7 @@ def session(
     with_odds: bool = True,
     with_policy: bool = False,
     blunder_threshold: float = DEFAULT_BLUNDER_THRESHOLD,
+    league: League = League(),
 ) -> Iterator[SparkModels]:
     """`pipeline.stats.session` for Spark: the dataset's tables, the filters and the
     Python-built tables (exact odds, policy) ready for any model of `sql/`."""
@@ -117,7 +137,7 @@ def session(
         aux.update(policy_tables(texts))
     for name, table in aux.items():
         own.createDataFrame(table).createOrReplaceTempView(name)
-    models = SparkModels(own, filter_variables(filters, texts, blunder_threshold), aux)
+    models = SparkModels(own, filter_variables(filters, texts, blunder_threshold, league), aux)
     try:
         yield models
     finally:
