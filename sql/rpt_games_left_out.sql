@@ -29,6 +29,7 @@ games as (
 
 final as (
     select
+        1 as figure_order,
         'ratings' as figure,
         count(*) as games,
         count(*) filter (where finished and has_opponents) as counted,
@@ -37,6 +38,7 @@ final as (
     from games
     union all
     select
+        2 as figure_order,
         'head_to_head' as figure,
         count(*) as games,
         count(*) filter (where finished and has_opponents) as counted,
@@ -46,6 +48,7 @@ final as (
     where in_scope
     union all
     select
+        3 as figure_order,
         'trends' as figure,
         count(*) as games,
         count(*) filter (where finished) as counted,
@@ -55,4 +58,5 @@ final as (
     where in_scope
 )
 
-select * from final
+-- a union's rows come in no set order (Spark interleaves them): the figures in a fixed one
+select figure, games, counted, unfinished, one_player from final order by figure_order

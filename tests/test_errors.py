@@ -22,6 +22,7 @@ from pipeline.reader.inputs import InputError
 from pipeline.report.data import GameNotFound
 from pipeline.rules import RulesetError
 from pipeline.simulate.game import SimulationError
+from pipeline.stats.explore import QueryError, ReadOnlyError
 from pipeline.strategy.solver import SolverBudgetError
 
 PIPELINE = Path(__file__).resolve().parents[1] / "pipeline"
@@ -38,6 +39,8 @@ FAMILY = (
     SolverBudgetError,
     GameNotFound,
     SparkUnavailable,
+    ReadOnlyError,
+    QueryError,
 )
 
 

@@ -189,9 +189,9 @@ def emit(table: "pa.Table", format: ListFormat) -> None:
     if format is ListFormat.json:
         write_json_rows(table)
     elif format is ListFormat.csv:
-        from pipeline.cli.stats_cmd import _write_csv
+        from pipeline.cli.stats_cmd import write_csv
 
-        _write_csv(flat(table))
+        write_csv(flat(table))
     else:
         print_rows(table)
 

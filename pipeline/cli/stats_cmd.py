@@ -264,7 +264,7 @@ def stats(
         }
         _write_json(head, tables)
     elif format is StatsFormat.csv:
-        _write_csv(next(iter(tables.values())))
+        write_csv(next(iter(tables.values())))
     else:
         named = set(section or [])
         for name, table in tables.items():
@@ -360,7 +360,7 @@ def _write_json(head: dict[str, object], tables: dict[str, pa.Table]) -> None:
     out.write("}}\n")
 
 
-def _write_csv(table: pa.Table) -> None:
+def write_csv(table: pa.Table) -> None:
     import pyarrow.csv as pacsv
 
     sys.stdout.flush()

@@ -29,6 +29,7 @@ import pyarrow as pa
 
 from pipeline.dataset.layout import Dataset, open_dataset
 from pipeline.dataset.tables import TABLES
+from pipeline.errors import UserError
 from pipeline.stats import Filters, run, session
 from pipeline.stats.runner import PYTHON_MODELS, build, build_order, load_models, set_variables
 
@@ -37,12 +38,13 @@ POLICY = ("policy_values", "policy_tail", "keep_options")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class ReadOnlyError(ValueError):
+class ReadOnlyError(UserError):
     """A statement `query` does not run: not a single SELECT."""
 
 
-class QueryError(ValueError):
-    """The SELECT failed in DuckDB (a syntax error, an unknown column, a refused file)."""
+class QueryError(UserError):
+    """The SELECT failed in DuckDB (a syntax error, an unknown column, a refused file); a
+    `__cause__` means building a model failed, which is the dataset's fault or a bug."""
 
 
 def _open(dataset: str | Path | Dataset) -> Dataset:
