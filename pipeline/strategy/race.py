@@ -422,13 +422,7 @@ class Race:
         return _turn_view(self, a, b)
 
     def headline(self) -> dict:
-        return {
-            "model": MODEL_NOTE,
-            "first_player": self.first_player(),
-            "players": 2,
-            "fixed_point_bound": self.bound,
-            "catch_up_truncation": CATCH_UP_EPS,
-        }
+        return headline(RaceTable(self.rules, self.w, self.bound))
 
 
 def _turn_view(race: Race, a: int, b: int) -> TurnView:
@@ -439,6 +433,17 @@ def _turn_view(race: Race, a: int, b: int) -> TurnView:
         m.roll_lo, m.r_prob, m.opt_lo, m.o_dv, m.o_next, m.farkle, m.max_dv,
     )  # fmt: skip
     return TurnView(race, a, b, False, int(top), values, rolls, z)
+
+
+def headline(table: RaceTable) -> dict:
+    """What `rules show` prints: the first player's chance at the start, two players."""
+    return {
+        "first_player": float(table.w[0, 0]),
+        "players": 2,
+        "model": MODEL_NOTE,
+        "fixed_point_bound": table.bound,
+        "catch_up_truncation": CATCH_UP_EPS,
+    }
 
 
 def describe_rules(rules: Ruleset) -> str:

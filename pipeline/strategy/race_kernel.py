@@ -68,7 +68,7 @@ def bank_value(a, b, p, z, n_levels, w, catch_up, d_cap, bank_ok_a, opp_opened):
     """(value, d value / d z) of banking `p` levels with total `a` against `b`: below the
     floor nothing is scored and the opponent moves at the same totals (worth `z`, the
     farkle's value); reaching the target hands the opponent their final turn."""
-    if not bank_ok_a[p]:
+    if not bank_ok_a[p if p < len(bank_ok_a) else len(bank_ok_a) - 1]:
         return z, 1.0
     t = a + p
     if t < n_levels:
@@ -235,6 +235,124 @@ def solve_sums(s_hi, s_lo, w, bounds, evals, tol, n_levels, catch_up, d_cap, ban
             evals[a, b] = ev
 
 
+# ---- judging choices -------------------------------------------------------------------------
+def final_value(o, d, p, n, y, z, win_level, tie_ok, d_cap):
+    """The final-turn mover's chance after a keep: behind by d levels, p in the turn, n dice."""
+    if d >= d_cap:
+        return 0.0
+    if tie_ok[o, d]:
+        if p > d:
+            return 1.0
+        return z[d - p, n]
+    w = win_level[o, d]
+    if p >= w:
+        return 1.0
+    return y[w - p, n]
+
+
+def final_bank(o, d, p, bank_ok):
+    """Banking p levels in the final turn: above the leader wins, level ties, below loses."""
+    if p <= 0 or not bank_ok[o, p if p < bank_ok.shape[1] else bank_ok.shape[1] - 1]:
+        return 0.0
+    if p > d:
+        return 1.0
+    if p == d:
+        return 0.5
+    return 0.0
+
+
+def state_value(final, a, b, p, n, z, rows, value, n_levels, w, catch_up, d_cap, bank_ok, y, zt, win_level, tie_ok):
+    """The mover's chance after a keep, p levels in the turn, n dice to roll."""
+    if final:
+        return final_value(1 if a > 0 else 0, b - a, p, n, y, zt, win_level, tie_ok, d_cap)
+    if p < rows:
+        return value[p, n]
+    bv, bs = bank_value(a, b, p, z, n_levels, w, catch_up, d_cap, bank_ok[1 if a > 0 else 0], 1 if b > 0 else 0)
+    return bv
+
+
+def roll_value(final, a, b, p, n, z, top, rows, value, roll, n_levels, w, catch_up, d_cap, bank_ok, y, zt, win_level, tie_ok,
+               roll_lo, r_prob, opt_lo, o_dv, o_next, farkle):  # fmt: skip
+    """Rolling n dice at p levels, then playing on at best."""
+    if not final and p < top:
+        return roll[p, n]
+    total = 0.0 if final else farkle[n] * z
+    for k in range(roll_lo[n], roll_lo[n + 1]):
+        best = 0.0
+        for o in range(opt_lo[k], opt_lo[k + 1]):
+            v = state_value(final, a, b, p + o_dv[o], o_next[o], z, rows, value, n_levels, w, catch_up, d_cap, bank_ok, y, zt,
+                            win_level, tie_ok)  # fmt: skip
+            if v > best:
+                best = v
+        total += r_prob[k] * best
+    return total
+
+
+def judge_choices(pair_a, pair_b, pair_lo, kind, points, dice, made_dv, made_next, made_roll, roll_idx, kopt_lo, kopt_dv,
+                  kopt_next, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, y, zt, win_level, tie_ok,
+                  roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, max_dv, out_made, out_best, out_best_option):  # fmt: skip
+    """Judge every choice, grouped by pair of totals (choices pair_lo[i] to pair_lo[i + 1] - 1
+    are made at mover total pair_a[i] against pair_b[i]; at or past the target, the final
+    turn). A keep (kind 0) from roll roll_idx with p levels before it: made = the chance
+    after the keep made (made_dv levels, made_next dice), best = the largest over the roll's
+    legal keeps (kopt_*), out_best_option its index. A bank-or-roll (kind 1) at p levels with
+    n dice: made_roll 1 for a roll, 0 for a bank; out_best_option 1 when rolling is better.
+    Each pair's turn is solved once; pairs run in parallel."""
+    for i in prange(len(pair_a)):
+        a = pair_a[i]
+        b = pair_b[i]
+        final = b >= n_levels
+        top = 0
+        rows = 0
+        z = 0.0
+        value = np.zeros((1, 7))
+        roll = np.zeros((1, 7))
+        if not final:
+            z = 1.0 - w[b, a]
+            top, value, slope, roll = turn_values(a, b, z, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob,
+                                                  opt_lo, o_dv, o_next, farkle, max_dv)  # fmt: skip
+            rows = value.shape[0]
+        for c in range(pair_lo[i], pair_lo[i + 1]):
+            p = points[c]
+            if kind[c] == 0:
+                made = state_value(final, a, b, p + made_dv[c], made_next[c], z, rows, value, n_levels, w, catch_up, d_cap,
+                                   bank_ok, y, zt, win_level, tie_ok)  # fmt: skip
+                best = -1.0
+                best_j = -1
+                r = roll_idx[c]
+                for j in range(kopt_lo[r], kopt_lo[r + 1]):
+                    v = state_value(final, a, b, p + kopt_dv[j], kopt_next[j], z, rows, value, n_levels, w, catch_up, d_cap,
+                                    bank_ok, y, zt, win_level, tie_ok)  # fmt: skip
+                    if v > best + 1e-12:
+                        best = v
+                        best_j = j
+                out_made[c] = made
+                out_best[c] = best
+                out_best_option[c] = best_j
+            else:
+                n = dice[c]
+                if final:
+                    bank = final_bank(1 if a > 0 else 0, b - a, p, bank_ok)
+                else:
+                    bank, bs = bank_value(a, b, p, z, n_levels, w, catch_up, d_cap, bank_ok[1 if a > 0 else 0], 1 if b > 0 else 0)
+                rv = roll_value(final, a, b, p, n, z, top, rows, value, roll, n_levels, w, catch_up, d_cap, bank_ok, y, zt,
+                                win_level, tie_ok, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle)  # fmt: skip
+                out_made[c] = rv if made_roll[c] == 1 else bank
+                out_best[c] = rv if rv > bank else bank
+                out_best_option[c] = 1 if rv > bank + 1e-12 else 0
+
+
 #: Compiled in this order, each resolving the earlier ones; the last runs its loop in parallel.
-KERNEL_FUNCTIONS = ("final_turn_tables", "bank_value", "top_level", "turn_values", "start_value", "solve_pair")
-PARALLEL_FUNCTIONS = ("solve_sums",)
+KERNEL_FUNCTIONS = (
+    "final_turn_tables",
+    "bank_value",
+    "top_level",
+    "turn_values",
+    "start_value",
+    "solve_pair",
+    "final_value",
+    "final_bank",
+    "state_value",
+    "roll_value",
+)
+PARALLEL_FUNCTIONS = ("solve_sums", "judge_choices")

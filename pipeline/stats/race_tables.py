@@ -1,0 +1,131 @@
+"""The solved two-player tables on disk: shipped with the package, or solved once and cached.
+
+`pipeline.strategy.race` solves the turn starts of a ruleset (W[a, b] for every pair of
+totals below the target); everything else (any turn's within-turn values, the final turn)
+is recomputed from them on demand. The tables of the built-in rulesets ship as package data
+(`race_tables/NAME.npz`, written by `farkle-logs rules solve NAME`); any other ruleset is
+solved on first use and kept in the user's cache directory (`pipeline.stats.cache`:
+`$FARKLE_LOGS_CACHE_DIR`, else `$XDG_CACHE_HOME/farkle-logs`), keyed by the ruleset and a
+fingerprint of the rules engine's and the solver's source. A file that cannot be read, or
+that was solved for another ruleset or shape, is ignored and solved again.
+
+File format: numpy's `.npz` (compressed): `w`, float64 [K, K]; `meta`, a JSON string with
+the canonical ruleset, the largest fixed-point bound and the solver's tolerances.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from functools import lru_cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from pipeline.rules import BUILTIN_RULESETS, Ruleset
+from pipeline.stats.cache import cache_dir, source_fingerprint, write_atomically
+from pipeline.strategy import race as race_model
+
+SHIPPED = ("standard", "playmonster")
+DATA_PACKAGE = "pipeline.stats"
+DATA_DIR = "race_tables"
+
+
+def encode(table: race_model.RaceTable) -> bytes:
+    """The table as `.npz` bytes: the same table always gives the same bytes."""
+    buffer = io.BytesIO()
+    meta = json.dumps(race_model.table_metadata(table), sort_keys=True)
+    np.savez_compressed(buffer, w=np.ascontiguousarray(table.w, dtype=np.float64), meta=np.array(meta))
+    return _strip_timestamps(buffer.getvalue())
+
+
+def _strip_timestamps(data: bytes) -> bytes:
+    """Rewrite the zip with fixed member dates, so a rerun writes identical bytes."""
+    import zipfile
+
+    source = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            fixed = zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0))
+            fixed.compress_type = zipfile.ZIP_DEFLATED
+            target.writestr(fixed, source.read(info.filename))
+    return out.getvalue()
+
+
+def decode(data: bytes, rules: Ruleset) -> race_model.RaceTable | None:
+    """The table in `data` if it was solved for `rules` and has its shape, else None."""
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            meta = json.loads(str(npz["meta"]))
+            w = np.array(npz["w"], dtype=np.float64)
+    except (OSError, ValueError, KeyError, EOFError):
+        return None
+    k = race_model.levels(rules)
+    if Ruleset.from_value(json.loads(meta.get("rules", "null")) or "standard") != rules or w.shape != (k, k):
+        return None
+    return race_model.RaceTable(rules, w, float(meta.get("bound", "nan")))
+
+
+def shipped_name(rules: Ruleset) -> str | None:
+    for name in SHIPPED:
+        if BUILTIN_RULESETS[name] == rules:
+            return name
+    return None
+
+
+def shipped_path(name: str) -> Path:
+    """Where `rules solve NAME` writes a built-in's table: the package's data directory."""
+    return Path(str(files(DATA_PACKAGE))) / DATA_DIR / f"{name}.npz"
+
+
+def cache_path(rules: Ruleset) -> Path | None:
+    base = cache_dir()
+    if base is None:
+        return None
+    key = hashlib.sha256(rules.to_json().encode()).hexdigest()[:20]
+    return base / f"race-{source_fingerprint('rules', 'strategy')}-{key}.npz"
+
+
+def load(rules: Ruleset) -> race_model.RaceTable | None:
+    """The shipped or cached table of `rules`, or None."""
+    name = shipped_name(rules)
+    paths = [shipped_path(name)] if name is not None else []
+    cached = cache_path(rules)
+    if cached is not None:
+        paths.append(cached)
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        table = decode(data, rules)
+        if table is not None:
+            return table
+    return None
+
+
+@lru_cache(maxsize=8)
+def race(rules: Ruleset) -> race_model.Race:
+    """The solved race of `rules`: shipped, cached, or solved now and cached (RaceUnsolved
+    when the solver refuses it)."""
+    return race_model.Race(load_or_solve(rules))
+
+
+def load_or_solve(rules: Ruleset, progress: Callable[[int, int], None] | None = None) -> race_model.RaceTable:
+    race_model.check(rules)
+    table = load(rules)
+    if table is not None:
+        return table
+    table = race_model.solve_table(rules, progress)
+    path = cache_path(rules)
+    if path is not None:
+        write_atomically(path, encode(table))
+    return table
+
+
+def solvable(rules: Ruleset) -> bool:
+    return race_model.refusal(rules) is None
