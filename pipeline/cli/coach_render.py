@@ -33,11 +33,12 @@ def event_seqs(judged: Sequence[Judged], events: Sequence[tuple[int, str]]) -> d
 
 
 def coach_rows(
-    judged: Sequence[Judged], threshold: float, seqs: dict[tuple[str, int], int] | None = None
+    judged: Sequence[Judged], threshold: float, seqs: dict[tuple[str, int], int] | None = None, race: dict | None = None
 ) -> list[dict]:
     rows = []
     for j in judged:
         g = j.judgement
+        r = (race or {}).get((j.kind, j.seq))
         rows.append(
             {
                 "seq": (seqs or {}).get((j.kind, j.seq), j.seq),
@@ -57,13 +58,23 @@ def coach_rows(
                 "judged": g is not None,
                 "blunder": bool(g and g.loss > threshold),
                 "not_judged_because": j.why,
+                "totals": [r.mover_total, r.other_total] if r else None,
+                "win_chance_before": r.chance_best if r else None,
+                "win_chance_after": r.chance_made if r else None,
+                "win_best": r.best if r else None,
+                "win_loss_pp": r.loss_pp if r else None,
             }
         )
     return rows
 
 
 def coach_text(
-    game_id: str, judged: Sequence[Judged], threshold: float, seqs: dict[tuple[str, int], int], console: LazyConsole
+    game_id: str,
+    judged: Sequence[Judged],
+    threshold: float,
+    seqs: dict[tuple[str, int], int],
+    console: LazyConsole,
+    race: dict | None = None,
 ) -> None:
     """One row per choice: seq, player, turn, the turn's points, the dice (the roll a keep
     was taken from, or the dice left to roll), what was made, the best choice and the loss;
@@ -86,12 +97,24 @@ def coach_text(
         ("made", False),
         ("best", False),
         ("loss", True),
+        *((("chance", True), ("win best", False), ("lost pp", True)) if race is not None else ()),
     )
     for column in table.columns[4:7]:
         column.no_wrap = True  # dice and choices read as a whole or not at all
     totals: dict[str, list[float]] = {}
     not_judged: dict[str, list[int]] = {}
-    for j, row in zip(judged, coach_rows(judged, threshold, seqs)):
+    race_totals: dict[str, list[float]] = {}
+    for j, row in zip(judged, coach_rows(judged, threshold, seqs, race)):
+        r = (race or {}).get((j.kind, j.seq))
+        if r is not None:
+            rt = race_totals.setdefault(j.player, [0, 0.0])
+            rt[0] += 1
+            rt[1] += r.loss_pp
+        race_cells = ()
+        if race is not None:
+            race_cells = (
+                (f"{r.chance_best:.1%}", printable(r.best), f"{r.loss_pp:.2f}") if r is not None else ("", "", "-")
+            )
         g = j.judgement
         per = totals.setdefault(j.player, [0, 0.0, 0, 0, 0])
         dice = j.roll if j.kind == "keep" else f"{j.dice} left"
@@ -114,6 +137,7 @@ def coach_text(
             printable(j.made),
             printable(best),
             loss_text,
+            *race_cells,
         )
     console.print(table)
     for why, seq_list in not_judged.items():
@@ -126,11 +150,23 @@ def coach_text(
             f"blunders {blunders}, not judged {unjudged}",
             indent="    ",
         )
+    if race is not None:
+        from pipeline.strategy.race import MODEL_NOTE as RACE_NOTE
+
+        console.line(f"winning chance ({RACE_NOTE}): chance = before the choice, under best play; lost pp =")
+        console.line("percentage points of the game the choice gave up.", indent="  ")
+        for player, (n, lost) in race_totals.items():
+            console.line(f"  {player}: {n} choices judged, {lost:.2f} pp lost in the game", indent="    ")
 
 
 def coach_json(
-    game_id: str, judged: Sequence[Judged], threshold: float, seqs: dict[tuple[str, int], int] | None = None
+    game_id: str,
+    judged: Sequence[Judged],
+    threshold: float,
+    seqs: dict[tuple[str, int], int] | None = None,
+    race: dict | None = None,
 ) -> str:
+    from pipeline.strategy.race import MODEL_NOTE as RACE_NOTE
     from pipeline.strategy.solver import MODEL_NOTE
 
     return (
@@ -139,7 +175,8 @@ def coach_json(
                 "game_id": game_id,
                 "model": MODEL_NOTE,
                 "blunder_threshold": threshold,
-                "choices": coach_rows(judged, threshold, seqs),
+                "win_model": None if race is None else RACE_NOTE,
+                "choices": coach_rows(judged, threshold, seqs, race),
             }
         )
         + "\n"

@@ -162,6 +162,10 @@ def solve_rules(
         usage_error("the cache is off (FARKLE_LOGS_CACHE_DIR=off): say where to write the table with --out")
     data = race_tables.encode(table)
     write_atomically(path, data)
+    try:
+        path.chmod(0o644)  # readable by everyone, as the rest of the package
+    except OSError:
+        pass
     if not path.exists() or path.read_bytes() != data:
         usage_error(f"{path}: could not write the table")
     stdout.line(

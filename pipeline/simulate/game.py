@@ -27,7 +27,7 @@ from pipeline.rules.play import (
     streak_after_bank,
     streak_after_farkle,
 )
-from pipeline.simulate.bots import BOTS, DEFAULT_BOTS, policy_player
+from pipeline.simulate.bots import BOTS, DEFAULT_BOTS, policy_player, race_player
 from pipeline.simulate.dice import POW6, dice_tables, rolls_by_index
 from pipeline.errors import UserError
 
@@ -131,7 +131,12 @@ def play_game(
     hi = tabs.choice["best"]
     bank_at = [b.bank_at for b in bots]
     tie_ok = [b.settles_for_tie for b in bots]
-    policies = [policy_player(rules) if b.policy else None for b in bots]
+    if any(b.race for b in bots) and n != 2:
+        raise SimulationError(
+            f"game {gid} has {n} players: the winprob bot plays two-player games only (--players 2)"
+        )
+    policies = [race_player(rules) if b.race else policy_player(rules) if b.policy else None for b in bots]
+    racing = [b.race for b in bots]
     keys = tabs.keys
     opening, min_bank = rules.opening, rules.min_bank
     penalty, after, target = rules.farkle_penalty, rules.penalty_after, rules.target
@@ -215,6 +220,9 @@ def play_game(
             # in the bot's own style (a smaller keep, to roll more dice) and roll on.
             if pol is None:
                 b = hi[left][idx]
+            elif racing[p]:  # the winning-chance policy: both totals decide, the final round too
+                b, says_bank = pol.decide(totals[p], totals[1 - p], pts, rolls[left][idx])
+                c = b
             else:  # the exact policy picks the keep, and says whether to bank after it
                 b, says_bank = pol.decide(pts, keys[left][idx], rolls[left][idx], opened[p])
                 c = b
@@ -222,7 +230,7 @@ def play_game(
             bpts = pts + b[1]
             if bpts >= need:
                 bleft = dice_to_roll(left, b[2])
-                if first == NOBODY:
+                if first == NOBODY or racing[p]:
                     bank = bpts >= bars[bleft] if pol is None else says_bank
                 else:
                     best = max(totals[q] for q in range(n) if q != p)
