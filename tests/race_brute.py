@@ -6,7 +6,8 @@ reading of the bank floor and the final round from the ruleset's knobs (only the
 a keep comes from the rules engine). Every state holds a value; sweeps update them all in
 place with the Bellman equations until no value moves by more than `tol`. Turn points past
 the target whose catch-up chance is below `cut` (this solver's own final-turn values) are
-treated as banked, as rules.md allows.
+treated as banked, as rules.md allows. Sweeps run from the highest totals and turn points
+down: any order converges to the same values, this one in fewer sweeps.
 
 States (levels of the grid g; K totals below the target):
 - start[a, b]: the mover, total a, starts a turn against b;
@@ -154,8 +155,8 @@ def _sweep_game(start, turn, fin, small, k_lv, p_hi, d_max, floor_lv, farkle, ro
     beyond = np.zeros(p_hi + 64)
     for _ in range(100000):
         change = 0.0
-        for a in range(k_lv):
-            for b in range(k_lv):
+        for a in range(k_lv - 1, -1, -1):  # any order converges; this one needs fewer sweeps
+            for b in range(k_lv - 1, -1, -1):
                 oa = 1 if a > 0 else 0
                 ob = 1 if b > 0 else 0
                 lost = 1.0 - start[b, a]  # the other moves at the same totals
@@ -186,7 +187,7 @@ def _sweep_game(start, turn, fin, small, k_lv, p_hi, d_max, floor_lv, farkle, ro
             return
 
 
-def brute_force(rules, cut=1e-11, tol=1e-14):
+def brute_force(rules, cut=1e-10, tol=1e-13):
     """start[a, b] for every pair of total levels below the target, by value iteration."""
     from math import gcd
     from functools import reduce
@@ -205,7 +206,7 @@ def brute_force(rules, cut=1e-11, tol=1e-14):
         _sweep_final(fin, d_max + 1, small, floor_lv, roll_lo, probs, keep_lo, kv, kn, tol)
         if d_max > f_top and fin[d_max + 1, 6] < cut:
             break
-        d_max *= 2
+        d_max += 64
     k_lv = ceil(rules.target / g)
     p_hi = k_lv + d_max + 1
     start = np.zeros((k_lv, k_lv))
