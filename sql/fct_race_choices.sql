@@ -2,13 +2,10 @@
 -- Fact: every choice of the two-player games in scope judged by the winning chance it cost
 -- (pipeline.stats.race_judge, the Python model int_race_choices: win + half a tie under best
 -- play by both, final round included), with its state. loss_pp = chance_best - chance_made
--- in percentage points; race_judged false (values null, `why` says why) when the state is not
--- one the two-player model holds.
-with states as (
-    select * from int_race_choice_states
-),
-
-judged as (
+-- in percentage points; best_key: the best keep's dice key (keeps) or 1 = roll, 0 = bank;
+-- race_judged false (values null, `why` says why) when the state is not one the two-player
+-- model holds.
+with judged as (
     select * from int_race_choices
 ),
 
@@ -24,19 +21,23 @@ final as (
         states.roll_key,
         states.kept_key,
         states.choice,
-        states.mover_total,
-        states.other_total,
+        race.mover_total,
+        race.other_total,
         judged.race_judged,
         judged.chance_best,
         judged.chance_made,
         judged.loss_pp,
-        judged.race_best,
+        judged.best_key,
         judged.why
-    from states
+    from int_choice_values as states
     inner join judged
         on states.game_no = judged.game_no
         and states.seq = judged.seq
-        and states.kind = judged.kind
+        and (states.kind = 'keep') = judged.is_keep
+    inner join int_race_turns as race
+        on states.game_no = race.game_no
+        and states.player = race.player
+        and states.turn = race.turn
 )
 
 select * from final

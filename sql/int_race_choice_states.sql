@@ -1,20 +1,27 @@
 -- Intermediate: every choice of the two-player games in scope (int_choice_values) with the
--- state the winning-chance yardstick needs: the ruleset, both banked totals at the turn's
--- start (int_race_turns). `judged` is the single-turn validity (a legal keep on the grid, a
--- bank-or-roll following it); pipeline.stats.race_judge adds the two-player checks.
+-- state the winning-chance yardstick needs: both banked totals at the turn's start
+-- (int_race_turns). Numbers only (the ruleset by id: int_race_rulesets), so the Python model
+-- that reads it (int_race_choices) holds millions of rows in little memory. `judged` is the
+-- single-turn validity (a legal keep on the grid, a bank-or-roll following it);
+-- pipeline.stats.race_judge adds the two-player checks.
 with choices as (
     select game_no, seq, kind, player, turn, ruleset_id, points, dice, opened, roll_key, kept_key, choice, judged
     from int_choice_values
 ),
 
-games as (
-    select distinct ruleset_id, ruleset from int_games_in_scope
-),
-
 final as (
     select
-        choices.*,
-        games.ruleset,
+        choices.game_no,
+        choices.seq,
+        choices.kind = 'keep' as is_keep,
+        choices.ruleset_id,
+        choices.points,
+        choices.dice,
+        choices.opened,
+        choices.roll_key,
+        choices.kept_key,
+        coalesce(choices.choice = 'roll', false) as rolled,
+        choices.judged,
         race.mover_total,
         race.other_total
     from choices
@@ -22,7 +29,6 @@ final as (
         on choices.game_no = race.game_no
         and choices.player = race.player
         and choices.turn = race.turn
-    inner join games on choices.ruleset_id = games.ruleset_id
 )
 
 select * from final

@@ -26,7 +26,8 @@ final as (
         choices.dice,
         dice_text(choices.roll_key) as roll,
         case when choices.kind = 'keep' then dice_text(choices.kept_key) else choices.choice end as made,
-        choices.race_best as best,
+        case when choices.kind = 'keep' then dice_text(choices.best_key)
+             when choices.best_key = 1 then 'roll' else 'bank' end as best,
         choices.chance_best,
         choices.chance_made,
         choices.loss_pp,
@@ -35,8 +36,9 @@ final as (
             || ', ' || choices.points || ' in the turn: '
             || case when choices.kind = 'keep'
                     then 'kept ' || dice_text(choices.kept_key) || ' of ' || dice_text(choices.roll_key)
-                         || ' (best ' || choices.race_best || ')'
-                    else choices.choice || ' with ' || choices.dice || ' dice (best ' || choices.race_best || ')'
+                         || ' (best ' || dice_text(choices.best_key) || ')'
+                    else choices.choice || ' with ' || choices.dice || ' dice (best '
+                         || case when choices.best_key = 1 then 'roll' else 'bank' end || ')'
                end as line
     from choices
     inner join games on choices.game_no = games.game_no

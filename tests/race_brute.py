@@ -95,7 +95,6 @@ def _sweep_final(fin, r_max, small, floor_lv, roll_lo, probs, keep_lo, kv, kn, t
     floor, a state is the levels still short of a tie, r = d - p (rows r + 1 of `fin`: row 0
     is r = -1, a win); banking at r = 0 ties. Leads below the floor (no tie can be banked,
     the win needs the floor) are `small[(d * 2 + o) * (F + 2) + p, n]`, F the higher floor."""
-    beyond = np.ones(r_max + 70)
     f_top = floor_lv.max() + 2
     for _ in range(100000):
         change = 0.0

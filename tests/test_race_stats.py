@@ -20,7 +20,7 @@ from pipeline.simulate import simulate
 from pipeline.simulate.game import Table, play_game
 from pipeline.stats import RACE_BLUNDER_PP, RACE_MISTAKE_PP, compute, run, session
 from pipeline.stats import race_tables
-from pipeline.stats.race_judge import accuracy
+from pipeline.stats.race_judge import accuracy, dice_text
 from pipeline.strategy.judge import coach_game_turns
 from pipeline.strategy.race import Race
 from pipeline.strategy.race_coach import judge_race
@@ -74,7 +74,8 @@ def test_sql_and_python_judge_every_choice_the_same(simulated):
         assert r["loss_pp"] == pytest.approx(j.loss_pp, abs=1e-10), key
         assert (r["mover_total"], r["other_total"]) == (j.mover_total, j.other_total)
         if r["loss_pp"] > 1e-9:
-            assert r["race_best"] == j.best
+            best = r["best_key"] if r["kind"] == "keep" else ("roll" if r["best_key"] == 1 else "bank")
+            assert (dice_text(best) if r["kind"] == "keep" else best) == j.best
     assert any(r["loss_pp"] > RACE_BLUNDER_PP for r in judged_sql.values())
 
 

@@ -30,11 +30,19 @@ def parse_roll(text: str) -> tuple[int, ...]:
 
 @app.command(short_help="Winning chance of every choice at one moment of a two-player game.")
 def advise(
-    scores: str = typer.Option(..., "--scores", metavar="A,B", help="Banked totals: the player to move, then the other."),
+    scores: str = typer.Option(
+        ..., "--scores", metavar="A,B", help="Banked totals: the player to move, then the other."
+    ),
     rules: Optional[str] = typer.Option(None, "--rules", "-r", metavar="RULES", help=RULES_HELP),
-    turn_points: int = typer.Option(0, "--turn-points", metavar="P", help="Points already in this turn (default 0: a turn start)."),
-    dice: Optional[int] = typer.Option(None, "--dice", metavar="N", help="Dice left to roll (default 6, or the roll's)."),
-    roll: Optional[str] = typer.Option(None, "--roll", metavar="DICE", help="The dice just rolled, e.g. 115234: judge every legal keep."),
+    turn_points: int = typer.Option(
+        0, "--turn-points", metavar="P", help="Points already in this turn (default 0: a turn start)."
+    ),
+    dice: Optional[int] = typer.Option(
+        None, "--dice", metavar="N", help="Dice left to roll (default 6, or the roll's)."
+    ),
+    roll: Optional[str] = typer.Option(
+        None, "--roll", metavar="DICE", help="The dice just rolled, e.g. 115234: judge every legal keep."
+    ),
     format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", metavar="FORMAT", help="text or json."),
 ) -> None:
     """The player to move has banked A, the other B. Prints the mover's winning chance
@@ -98,7 +106,9 @@ def advice_lines(advice) -> list[str]:
     a, b = advice.scores
     where = f"{a:,} against {b:,}" + (" (final turn: beat the leader's total)" if advice.final_turn else "")
     turn = f", {advice.turn_points:,} in the turn, {advice.dice} {'die' if advice.dice == 1 else 'dice'} to roll"
-    lines = [f"[{advice.rules_name}] {where}{turn}" + (f", rolled {' '.join(map(str, advice.roll))}" if advice.roll else "")]
+    lines = [
+        f"[{advice.rules_name}] {where}{turn}" + (f", rolled {' '.join(map(str, advice.roll))}" if advice.roll else "")
+    ]
     if advice.farkle:
         lines.append(f"farkle: nothing scores; winning chance after it {advice.chance:.3%}")
         return lines

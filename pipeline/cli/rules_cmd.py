@@ -138,7 +138,11 @@ def _progress(advance):
 def solve_rules(
     ruleset: str = typer.Argument(..., metavar="RULES", help=RULES_HELP),
     out: Optional[Path] = typer.Option(
-        None, "--out", "-o", metavar="PATH", help="Write the table here (default: the package data for a built-in, else the cache)."
+        None,
+        "--out",
+        "-o",
+        metavar="PATH",
+        help="Write the table here (default: the package data for a built-in, else the cache).",
     ),
 ) -> None:
     """Solve both players' winning chances at every turn start of RULES (a progress bar on a

@@ -651,7 +651,10 @@ def dispute_race(chances: pa.Table, findings: pa.Table, mistake_pp: float) -> al
     game_race of one game), like a chess site's evaluation graph: one line per player (they
     add up to 1); choices that lost more than `mistake_pp` percentage points are dots on the
     line of the player who made them, findings are red rules at their seq."""
-    rows = _rows(chances, ["seq", "kind", "player", "seat", "first_seat_chance", "chance_best", "chance_made", "loss_pp", "made", "best"])
+    rows = _rows(
+        chances,
+        ["seq", "kind", "player", "seat", "first_seat_chance", "chance_best", "chance_made", "loss_pp", "made", "best"],
+    )
     seats: dict[int, str] = {}
     for r in rows:
         seats[r["seat"]] = r["player"]
@@ -672,7 +675,9 @@ def dispute_race(chances: pa.Table, findings: pa.Table, mistake_pp: float) -> al
             )
     marks = [{"seq": f["seq"], "code": f.get("code")} for f in _rows(findings, ["seq", "code"]) if f["seq"] is not None]
     x = alt.X("seq:Q", title="Event of the game (seq)", axis=alt.Axis(format="d", tickMinStep=1))
-    y = alt.Y("chance:Q", title="Winning chance after the choice", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
+    y = alt.Y(
+        "chance:Q", title="Winning chance after the choice", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")
+    )
     tooltip = [
         alt.Tooltip("seq:Q", title="seq"),
         alt.Tooltip("player:N", title="player"),
@@ -681,7 +686,11 @@ def dispute_race(chances: pa.Table, findings: pa.Table, mistake_pp: float) -> al
         alt.Tooltip("loss_pp:Q", title="lost (pp)", format=".2f"),
     ]
     color = alt.Color("player:N", title="Player")
-    line = alt.Chart(alt.Data(values=points)).mark_line(interpolate="step-after").encode(x=x, y=y, color=color, tooltip=tooltip)
+    line = (
+        alt.Chart(alt.Data(values=points))
+        .mark_line(interpolate="step-after")
+        .encode(x=x, y=y, color=color, tooltip=tooltip)
+    )
     costly = (
         alt.Chart(alt.Data(values=points))
         .transform_filter(alt.datum.costly)
@@ -709,7 +718,11 @@ def race_loss(table: pa.Table, players: list[str]) -> alt.LayerChart:
     """Each player's winning chance lost per two-player game (report table race_loss): the
     middle half of their games as a bar (25th to 75th percentile), the 10th to 90th as a
     line, the median as a tick."""
-    rows = [r for r in _rows(table, ["player", "games", "mean_pp", "p10", "p25", "p50", "p75", "p90"]) if r["player"] in players]
+    rows = [
+        r
+        for r in _rows(table, ["player", "games", "mean_pp", "p10", "p25", "p50", "p75", "p90"])
+        if r["player"] in players
+    ]
     y = alt.Y("player:N", title=None, sort=alt.EncodingSortField("p50", order="ascending"))
     tooltip = [
         alt.Tooltip("player:N"),
@@ -722,7 +735,9 @@ def race_loss(table: pa.Table, players: list[str]) -> alt.LayerChart:
         alt.Tooltip("p90:Q", title="90th pct", format=".2f"),
     ]
     base = alt.Chart()
-    whisker = base.mark_rule(color="#888").encode(x=alt.X("p10:Q", title="Winning chance lost in a game (percentage points)"), x2="p90:Q", y=y, tooltip=tooltip)
+    whisker = base.mark_rule(color="#888").encode(
+        x=alt.X("p10:Q", title="Winning chance lost in a game (percentage points)"), x2="p90:Q", y=y, tooltip=tooltip
+    )
     box = base.mark_bar(size=12, color="#1f77b4", opacity=0.7).encode(x="p25:Q", x2="p75:Q", y=y, tooltip=tooltip)
     median = base.mark_tick(color="#111", thickness=2, size=14).encode(x="p50:Q", y=y, tooltip=tooltip)
     return alt.layer(whisker, box, median, data=alt.Data(values=rows)).properties(  # type: ignore[return-value]

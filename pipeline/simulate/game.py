@@ -132,9 +132,7 @@ def play_game(
     bank_at = [b.bank_at for b in bots]
     tie_ok = [b.settles_for_tie for b in bots]
     if any(b.race for b in bots) and n != 2:
-        raise SimulationError(
-            f"game {gid} has {n} players: the winprob bot plays two-player games only (--players 2)"
-        )
+        raise SimulationError(f"game {gid} has {n} players: the winprob bot plays two-player games only (--players 2)")
     policies = [race_player(rules) if b.race else policy_player(rules) if b.policy else None for b in bots]
     racing = [b.race for b in bots]
     keys = tabs.keys

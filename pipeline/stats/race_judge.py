@@ -28,133 +28,120 @@ from pipeline.rules.scoring import counts_to_dice
 from pipeline.rules.table import score_table, sub_keys
 from pipeline.strategy import race as race_model
 
-INPUT = "int_race_choice_states"
 #: accuracy of a choice = ACCURACY_A * exp(-ACCURACY_K * loss in pp) - ACCURACY_C, in [0, 100]:
-#: lichess's curve with the loss scaled by ten (docs/stats.md).
+#: lichess's curve with the loss scaled by ten (docs/stats.md; sql/macros.sql race_accuracy).
 ACCURACY_A, ACCURACY_K, ACCURACY_C = 103.1668, 0.4354, 3.1669
+INPUT = "int_race_choice_states"
+RULESETS = "int_race_rulesets"
 
 SCHEMA = pa.schema(
     [
         ("game_no", pa.int64()),
         ("seq", pa.int64()),
-        ("kind", pa.string()),
+        ("is_keep", pa.bool_()),
         ("race_judged", pa.bool_()),
         ("chance_best", pa.float64()),
         ("chance_made", pa.float64()),
         ("loss_pp", pa.float64()),
-        ("race_best", pa.string()),
-        ("why", pa.string()),
+        ("best_key", pa.int64()),  # keeps: the best keep's dice key; bank-or-roll: 1 roll, 0 bank
+        ("why", pa.dictionary(pa.int8(), pa.string())),
     ]
 )
-
-
-def dice_text(key: int) -> str:
-    return " ".join(map(str, counts_to_dice(key_counts(key))))
+#: Why a choice is not judged by winning chance (the `why` column's dictionary; None: judged).
+WHY = (
+    None,
+    "the choice is not judged against the single turn either",
+    "a banked total off the grid or below 0",
+    "the mover's total is already at the target",
+    "opened does not match the banked total",
+    "the ruleset cannot be read",
+)
+FIRST_REFUSAL = len(WHY)  # a ruleset the two-player solver refuses: its own message
 
 
 def race_choices(inputs: dict[str, pa.Table]) -> pa.Table:
     table = inputs[INPUT]
-    columns = {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
     n = table.num_rows
+    col = {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
     judged = np.zeros(n, dtype=np.bool_)
     best = np.full(n, np.nan)
     made = np.full(n, np.nan)
-    best_text = np.full(n, None, dtype=object)
-    why = np.full(n, None, dtype=object)
-    rulesets = columns["ruleset"] if n else np.array([], dtype=object)
-    for text in sorted({t for t in rulesets if t is not None}):
-        rows = np.nonzero(rulesets == text)[0]
-        _judge_ruleset(text, rows, columns, judged, best, made, best_text, why)
-    loss = np.where(judged, (best - made) * 100.0, np.nan)
+    best_key = np.zeros(n, dtype=np.int64)
+    why = np.zeros(n, dtype=np.int8)
+    messages = list(WHY)
+    rulesets = dict(
+        zip(inputs[RULESETS].column("ruleset_id").to_pylist(), inputs[RULESETS].column("ruleset").to_pylist())
+    )
+    ids = col["ruleset_id"] if n else np.zeros(0, dtype=np.int64)
+    for rid in np.unique(ids):
+        rows = np.nonzero(ids == rid)[0]
+        reason = _judge_ruleset(rulesets.get(int(rid)), rows, col, judged, best, made, best_key, why)
+        if reason is not None:
+            why[rows] = len(messages)
+            messages.append(reason)
+    loss = (best - made) * 100.0
+    codes = pa.array(why, pa.int8(), mask=why == 0)
     return pa.table(
         {
-            "game_no": pa.array(columns["game_no"] if n else [], pa.int64()),
-            "seq": pa.array(columns["seq"] if n else [], pa.int64()),
-            "kind": pa.array(columns["kind"] if n else [], pa.string()),
+            "game_no": pa.array(col["game_no"] if n else [], pa.int64()),
+            "seq": pa.array(col["seq"] if n else [], pa.int64()),
+            "is_keep": pa.array(col["is_keep"] if n else [], pa.bool_()),
             "race_judged": pa.array(judged, pa.bool_()),
-            "chance_best": pa.array(np.where(judged, best, np.nan), pa.float64(), mask=~judged),
-            "chance_made": pa.array(np.where(judged, made, np.nan), pa.float64(), mask=~judged),
+            "chance_best": pa.array(best, pa.float64(), mask=~judged),
+            "chance_made": pa.array(made, pa.float64(), mask=~judged),
             "loss_pp": pa.array(loss, pa.float64(), mask=~judged),
-            "race_best": pa.array(best_text.tolist(), pa.string()),
-            "why": pa.array(why.tolist(), pa.string()),
+            "best_key": pa.array(best_key, pa.int64(), mask=~judged),
+            "why": pa.DictionaryArray.from_arrays(
+                codes, pa.array(["" if m is None else m for m in messages], pa.string())
+            ),
         },
         schema=SCHEMA,
     )
 
 
-def _judge_ruleset(text, rows, columns, judged, best, made, best_text, why) -> None:
+def _judge_ruleset(text, rows, col, judged, best, made, best_key, why) -> str | None:
+    """Judge the rows of one ruleset in place; the solver's refusal, if it refuses."""
     try:
         rules = Ruleset.from_value(json.loads(text))
-    except (ValueError, RulesetError):
-        why[rows] = "the ruleset cannot be read"
-        return
+    except (TypeError, ValueError, RulesetError):
+        why[rows] = WHY.index("the ruleset cannot be read")
+        return None
     reason = race_model.refusal(rules)
     if reason is not None:
-        why[rows] = reason
-        return
+        return reason
     from pipeline.stats.race_tables import race
 
     solved = race(rules)
     g, k_levels = solved.granularity, solved.n_levels
-    mover = columns["mover_total"][rows].astype(np.int64)
-    other = columns["other_total"][rows].astype(np.int64)
-    points = columns["points"][rows].astype(np.int64)
-    opened = columns["opened"][rows]
-    ok = columns["judged"][rows].astype(np.bool_)
-    why_rows = np.full(len(rows), None, dtype=object)
-    why_rows[~ok] = "the choice is not judged against the single turn either"
+    mover = col["mover_total"][rows].astype(np.int64)
+    other = col["other_total"][rows].astype(np.int64)
+    points = col["points"][rows].astype(np.int64)
+    ok = col["judged"][rows].astype(np.bool_)
+    why_rows = np.zeros(len(rows), dtype=np.int8)
+    why_rows[~ok] = 1
     on_grid = (mover >= 0) & (other >= 0) & (mover % g == 0) & (other % g == 0)
-    bad = ok & ~on_grid
-    why_rows[bad] = "a banked total off the grid or below 0"
+    why_rows[ok & ~on_grid] = 2
     ok &= on_grid
     past = ok & (mover // g >= k_levels)
-    why_rows[past] = "the mover's total is already at the target"
+    why_rows[past] = 3
     ok &= ~past
     if rules.opening > 0:
-        mismatch = ok & ((mover > 0) != opened.astype(np.bool_))
-        why_rows[mismatch] = "opened does not match the banked total"
+        mismatch = ok & ((mover > 0) != col["opened"][rows].astype(np.bool_))
+        why_rows[mismatch] = 4
         ok &= ~mismatch
     why[rows] = why_rows
     idx = rows[ok]
     if not len(idx):
-        return
-    kinds = columns["kind"][idx]
-    is_keep = kinds == "keep"
-    roll_keys = columns["roll_key"][idx]
-    kept_keys = columns["kept_key"][idx]
-    choice = columns["choice"][idx]
-    dice = columns["dice"][idx].astype(np.int64)
-    values = score_table(rules).value
-    # the legal keeps of each roll, as CSR arrays
-    roll_index: dict[int, int] = {}
-    kopt_lo, kopt_dv, kopt_next, kopt_key = [0], [], [], []
+        return None
+    is_keep = col["is_keep"][idx].astype(np.bool_)
+    roll_keys = col["roll_key"][idx]
+    kept_keys = col["kept_key"][idx]
+    dice = col["dice"][idx].astype(np.int64)
+    options = _keep_options(rules, g, roll_keys[is_keep], kept_keys[is_keep])
     roll_idx = np.zeros(len(idx), dtype=np.int64)
     made_dv = np.zeros(len(idx), dtype=np.int64)
     made_next = np.zeros(len(idx), dtype=np.int64)
-    for i in np.nonzero(is_keep)[0]:
-        rk = int(roll_keys[i])
-        r = roll_index.get(rk)
-        if r is None:
-            r = roll_index[rk] = len(roll_index)
-            n_roll = sum(key_counts(rk))
-            options = []
-            for sub in sub_keys()[rk]:
-                v = values[sub]
-                if v is None:
-                    continue
-                kept = sum(key_counts(sub))
-                options.append((kept, sub, v // g, 6 if kept == n_roll else n_roll - kept))
-            for _, sub, dv, nxt in sorted(options):  # fewer dice first, then the lower faces
-                kopt_dv.append(dv)
-                kopt_next.append(nxt)
-                kopt_key.append(sub)
-            kopt_lo.append(len(kopt_dv))
-        roll_idx[i] = r
-        kk = int(kept_keys[i])
-        n_roll = sum(key_counts(rk))
-        kept = sum(key_counts(kk))
-        made_dv[i] = (values[kk] or 0) // g
-        made_next[i] = 6 if kept == n_roll else n_roll - kept
+    roll_idx[is_keep], made_dv[is_keep], made_next[is_keep] = options.roll_idx, options.made_dv, options.made_next
     a = mover[ok] // g
     b = other[ok] // g
     order = np.lexsort((b, a))
@@ -168,21 +155,72 @@ def _judge_ruleset(text, rows, columns, judged, best, made, best_text, why) -> N
     race_model.kernel()["judge_choices"](
         a[order][starts], b[order][starts], pair_lo,
         np.where(is_keep, 0, 1)[order].astype(np.int64), (points[ok] // g)[order], dice[order],
-        made_dv[order], made_next[order], (choice[order] == "roll").astype(np.int64), roll_idx[order],
-        np.array(kopt_lo, dtype=np.int64), np.array(kopt_dv, dtype=np.int64), np.array(kopt_next, dtype=np.int64),
-        k_levels, solved.w, ft.catch_up, ft.d_cap, ft.bank_ok, m.risk_floor, ft.y, ft.z, ft.win_level, ft.tie_ok,
-        m.roll_lo, m.r_prob, m.opt_lo, m.o_dv, m.o_next, m.farkle, m.max_dv, out_made, out_best, out_option,
+        made_dv[order], made_next[order], col["rolled"][idx][order].astype(np.int64), roll_idx[order],
+        options.lo, options.dv, options.next, k_levels, solved.w, ft.catch_up, ft.d_cap, ft.bank_ok, m.risk_floor,
+        ft.y, ft.z, ft.win_level, ft.tie_ok, m.roll_lo, m.r_prob, m.opt_lo, m.o_dv, m.o_next, m.farkle, m.max_dv,
+        out_made, out_best, out_option,
     )  # fmt: skip
     target = idx[order]
     judged[target] = True
     made[target] = out_made
     best[target] = out_best
-    keys = np.array(kopt_key, dtype=np.int64)
     keep_sorted = is_keep[order]
-    texts = np.empty(len(order), dtype=object)
-    texts[~keep_sorted] = np.where(out_option[~keep_sorted] == 1, "roll", "bank")
-    texts[keep_sorted] = [dice_text(int(keys[j])) for j in out_option[keep_sorted]]
-    best_text[target] = texts
+    best_key[target] = np.where(keep_sorted, options.key[np.where(keep_sorted, out_option, 0)], out_option)
+    return None
+
+
+class _Options:
+    """The legal keeps of each roll met, as CSR arrays (lo, dv, next, key: fewer dice first,
+    then the lower faces), and for each keep made its roll's index, value and dice next."""
+
+    def __init__(self, lo, dv, nxt, key, roll_idx, made_dv, made_next):
+        self.lo, self.dv, self.next, self.key = lo, dv, nxt, key
+        self.roll_idx, self.made_dv, self.made_next = roll_idx, made_dv, made_next
+
+
+def _keep_options(rules: Ruleset, g: int, roll_keys: np.ndarray, kept_keys: np.ndarray) -> _Options:
+    values = score_table(rules).value
+    unique_rolls, roll_idx = np.unique(roll_keys, return_inverse=True)
+    lo, dv, nxt, key = [0], [], [], []
+    for rk in unique_rolls.tolist():
+        n_roll = sum(key_counts(rk))
+        found = []
+        for sub in sub_keys()[rk]:
+            v = values[sub]
+            if v is None:
+                continue
+            kept = sum(key_counts(sub))
+            found.append((kept, sub, v // g, 6 if kept == n_roll else n_roll - kept))
+        for _, sub, step, left in sorted(found):
+            dv.append(step)
+            nxt.append(left)
+            key.append(sub)
+        lo.append(len(dv))
+    unique_made, made_idx = (
+        np.unique(np.stack([roll_keys, kept_keys]).T, axis=0, return_inverse=True)
+        if len(roll_keys)
+        else (np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64))
+    )
+    made_dv = np.zeros(len(unique_made), dtype=np.int64)
+    made_next = np.zeros(len(unique_made), dtype=np.int64)
+    for i, (rk, kk) in enumerate(unique_made.tolist()):
+        n_roll, kept = sum(key_counts(rk)), sum(key_counts(kk))
+        made_dv[i] = (values[kk] or 0) // g
+        made_next[i] = 6 if kept == n_roll else n_roll - kept
+    made_idx = np.asarray(made_idx).reshape(-1)
+    return _Options(
+        np.array(lo, dtype=np.int64),
+        np.array(dv, dtype=np.int64),
+        np.array(nxt, dtype=np.int64),
+        np.array(key, dtype=np.int64),
+        np.asarray(roll_idx).reshape(-1).astype(np.int64),
+        made_dv[made_idx],
+        made_next[made_idx],
+    )
+
+
+def dice_text(key: int) -> str:
+    return " ".join(map(str, counts_to_dice(key_counts(key))))
 
 
 def accuracy(loss_pp: float) -> float:

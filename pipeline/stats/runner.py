@@ -69,7 +69,13 @@ PYTHON_MODELS: dict[str, Model] = {
     m.name: m
     for m in (
         Model("rating_history", "", "python", ("fct_game_results",), "pipeline.stats.ratings:rating_history"),
-        Model("int_race_choices", "", "python", ("int_race_choice_states",), "pipeline.stats.race_judge:race_choices"),
+        Model(
+            "int_race_choices",
+            "",
+            "python",
+            ("int_race_choice_states", "int_race_rulesets"),
+            "pipeline.stats.race_judge:race_choices",
+        ),
     )
 }
 

@@ -78,7 +78,6 @@ def advise(
         raise ValueError(f"the roll has {len(roll)} dice but {dice} are left to roll")
     if turn_points == 0 and dice != 6 and roll is None:
         raise ValueError("with no turn points the turn starts with six dice")
-    g = race.granularity
     view = race.turn(mine, theirs)
     p = race.level(turn_points, "turn points")
     opened = mine > 0
@@ -86,8 +85,12 @@ def advise(
     if roll is None:
         choices = []
         if p > 0:
-            choices.append(Choice(BANK, None, turn_points, None, view.bank(p), _points(policy, BANK, turn_points, dice, opened)))
-        choices.append(Choice(ROLL, None, turn_points, None, view.roll(p, dice), _points(policy, ROLL, turn_points, dice, opened)))
+            choices.append(
+                Choice(BANK, None, turn_points, None, view.bank(p), _points(policy, BANK, turn_points, dice, opened))
+            )
+        choices.append(
+            Choice(ROLL, None, turn_points, None, view.roll(p, dice), _points(policy, ROLL, turn_points, dice, opened))
+        )
         if policy is not None:
             out.single_turn_best = policy.best_action(turn_points, dice, opened) if p > 0 else ROLL
     else:

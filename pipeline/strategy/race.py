@@ -157,7 +157,9 @@ def refusal(rules: Ruleset) -> str | None:
     if getattr(rules, "target", None) is None:
         return f"ruleset {name} has no target: the two-player winning chances are modelled for a race to a target only"
     if getattr(rules, "rounds", None) is not None:
-        return f"ruleset {name} ends after a number of rounds: the two-player winning chances do not model a round limit"
+        return (
+            f"ruleset {name} ends after a number of rounds: the two-player winning chances do not model a round limit"
+        )
     if play.farkle_cost(rules.penalty_after - 1, rules.farkle_penalty, rules.penalty_after) != 0:
         return (
             f"ruleset {name} has a farkle penalty: totals can fall, so the two-player winning chances "
@@ -398,7 +400,12 @@ class Race:
         return final_turn(self.rules)
 
     def level(self, points: int, what: str = "points") -> int:
-        if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or points < 0 or points % self.granularity:
+        if (
+            isinstance(points, bool)
+            or not isinstance(points, (int, np.integer))
+            or points < 0
+            or points % self.granularity
+        ):
             raise ValueError(f"{what} must be a multiple of {self.granularity} and >= 0, got {points!r}")
         return int(points) // self.granularity
 

@@ -52,7 +52,9 @@ def turn_totals(turns: Sequence, players: Sequence[str]) -> dict[tuple[str, int]
     return out
 
 
-def judge_race(race: Race, judged: Sequence, turns: Sequence, players: Sequence[str]) -> dict[tuple[str, int], RaceJudgement]:
+def judge_race(
+    race: Race, judged: Sequence, turns: Sequence, players: Sequence[str]
+) -> dict[tuple[str, int], RaceJudgement]:
     """(kind, state seq) -> the winning-chance judgement of each judgeable choice."""
     totals = turn_totals(turns, players)
     g = race.granularity

@@ -98,7 +98,9 @@ def top_level(a, b, z, n_levels, catch_up, d_cap, bank_ok_a, opp_opened, risk_fl
         p += 1
 
 
-def turn_values(a, b, z, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, max_dv):
+def turn_values(
+    a, b, z, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, max_dv
+):
     """The turn of the player with total level `a` against `b` (both below the target),
     the farkle's value being `z` (one minus the opponent's chance at the same totals).
 
@@ -150,16 +152,51 @@ def turn_values(a, b, z, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll
     return top, value, slope, roll
 
 
-def start_value(a, b, z, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, max_dv):
+def start_value(
+    a, b, z, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, max_dv
+):
     """(value, slope) of the turn start: six dice, no points."""
     top, value, slope, roll = turn_values(
-        a, b, z, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, max_dv
+        a,
+        b,
+        z,
+        n_levels,
+        w,
+        catch_up,
+        d_cap,
+        bank_ok,
+        risk_floor,
+        roll_lo,
+        r_prob,
+        opt_lo,
+        o_dv,
+        o_next,
+        farkle,
+        max_dv,
     )
     return value[0, 6], slope[0, 6]
 
 
 # ---- the fixed point of a pair of totals ---------------------------------------------------
-def solve_pair(a, b, guess, tol, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, max_dv):
+def solve_pair(
+    a,
+    b,
+    guess,
+    tol,
+    n_levels,
+    w,
+    catch_up,
+    d_cap,
+    bank_ok,
+    risk_floor,
+    roll_lo,
+    r_prob,
+    opt_lo,
+    o_dv,
+    o_next,
+    farkle,
+    max_dv,
+):
     """W[a, b] and W[b, a] (a <= b), every state with a larger sum of totals solved.
 
     A farkle hands the same totals to the opponent, so x = W[a, b] and y = W[b, a] solve
@@ -178,14 +215,65 @@ def solve_pair(a, b, guess, tol, n_levels, w, catch_up, d_cap, bank_ok, risk_flo
     bound = 1.0
     for _ in range(200):
         if a == b:
-            f, df = start_value(a, a, 1.0 - x, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, max_dv)
+            f, df = start_value(
+                a,
+                a,
+                1.0 - x,
+                n_levels,
+                w,
+                catch_up,
+                d_cap,
+                bank_ok,
+                risk_floor,
+                roll_lo,
+                r_prob,
+                opt_lo,
+                o_dv,
+                o_next,
+                farkle,
+                max_dv,
+            )
             y = f
             dphi = -df  # phi(x) = f(1 - x)
             phi = f
             evaluations += 1
         else:
-            g, dg = start_value(b, a, 1.0 - x, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, max_dv)
-            f, df = start_value(a, b, 1.0 - g, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, max_dv)
+            g, dg = start_value(
+                b,
+                a,
+                1.0 - x,
+                n_levels,
+                w,
+                catch_up,
+                d_cap,
+                bank_ok,
+                risk_floor,
+                roll_lo,
+                r_prob,
+                opt_lo,
+                o_dv,
+                o_next,
+                farkle,
+                max_dv,
+            )
+            f, df = start_value(
+                a,
+                b,
+                1.0 - g,
+                n_levels,
+                w,
+                catch_up,
+                d_cap,
+                bank_ok,
+                risk_floor,
+                roll_lo,
+                r_prob,
+                opt_lo,
+                o_dv,
+                o_next,
+                farkle,
+                max_dv,
+            )
             y = g
             phi = f
             dphi = df * dg
@@ -208,7 +296,26 @@ def solve_pair(a, b, guess, tol, n_levels, w, catch_up, d_cap, bank_ok, risk_flo
     return x, y, bound, evaluations
 
 
-def solve_sums(s_hi, s_lo, w, bounds, evals, tol, n_levels, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, max_dv):
+def solve_sums(
+    s_hi,
+    s_lo,
+    w,
+    bounds,
+    evals,
+    tol,
+    n_levels,
+    catch_up,
+    d_cap,
+    bank_ok,
+    risk_floor,
+    roll_lo,
+    r_prob,
+    opt_lo,
+    o_dv,
+    o_next,
+    farkle,
+    max_dv,
+):
     """W[a, b] for every pair whose sum a + b runs from s_hi down to s_lo. A bank moves to a
     larger sum, a farkle or a bank below the floor keeps it, so each sum needs only the sums
     above it, and the pairs {(a, b), (b, a)} of one sum are independent: solved in parallel."""
@@ -228,7 +335,25 @@ def solve_sums(s_hi, s_lo, w, bounds, evals, tol, n_levels, catch_up, d_cap, ban
                 guess = w[a + 1, b]
             if not 0.0 < guess < 1.0:
                 guess = 0.5
-            x, y, bound, ev = solve_pair(a, b, guess, tol, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, max_dv)
+            x, y, bound, ev = solve_pair(
+                a,
+                b,
+                guess,
+                tol,
+                n_levels,
+                w,
+                catch_up,
+                d_cap,
+                bank_ok,
+                risk_floor,
+                roll_lo,
+                r_prob,
+                opt_lo,
+                o_dv,
+                o_next,
+                farkle,
+                max_dv,
+            )
             w[a, b] = x
             w[b, a] = y
             bounds[a, b] = bound
@@ -334,7 +459,9 @@ def judge_choices(pair_a, pair_b, pair_lo, kind, points, dice, made_dv, made_nex
                 if final:
                     bank = final_bank(1 if a > 0 else 0, b - a, p, bank_ok)
                 else:
-                    bank, bs = bank_value(a, b, p, z, n_levels, w, catch_up, d_cap, bank_ok[1 if a > 0 else 0], 1 if b > 0 else 0)
+                    bank, bs = bank_value(
+                        a, b, p, z, n_levels, w, catch_up, d_cap, bank_ok[1 if a > 0 else 0], 1 if b > 0 else 0
+                    )
                 rv = roll_value(final, a, b, p, n, z, top, rows, value, roll, n_levels, w, catch_up, d_cap, bank_ok, y, zt,
                                 win_level, tie_ok, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle)  # fmt: skip
                 out_made[c] = rv if made_roll[c] == 1 else bank

@@ -22,7 +22,8 @@ final as (
         choices.chance_made,
         choices.loss_pp,
         case when choices.kind = 'keep' then dice_text(choices.kept_key) else choices.choice end as made,
-        choices.race_best as best
+        case when choices.kind = 'keep' then dice_text(choices.best_key)
+             when choices.best_key = 1 then 'roll' else 'bank' end as best
     from fct_race_choices as choices
     inner join games on choices.game_no = games.game_no
     inner join seats on games.game_id = seats.game_id and choices.player = seats.player
