@@ -17,11 +17,11 @@ final as (
         choices.ruleset_id,
         choices.points,
         choices.dice,
-        choices.opened,
-        choices.roll_key,
-        choices.kept_key,
+        coalesce(choices.opened, false) as opened,
+        coalesce(choices.roll_key, 0) as roll_key,
+        coalesce(choices.kept_key, 0) as kept_key,
         coalesce(choices.choice = 'roll', false) as rolled,
-        choices.judged,
+        coalesce(choices.judged, false) as judged,
         race.mover_total,
         race.other_total
     from choices

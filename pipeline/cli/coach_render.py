@@ -110,7 +110,7 @@ def coach_text(
             rt = race_totals.setdefault(j.player, [0, 0.0])
             rt[0] += 1
             rt[1] += r.loss_pp
-        race_cells = ()
+        race_cells: tuple[str, ...] = ()
         if race is not None:
             race_cells = (
                 (f"{r.chance_best:.1%}", printable(r.best), f"{r.loss_pp:.2f}") if r is not None else ("", "", "-")

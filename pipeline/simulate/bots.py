@@ -13,11 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from pipeline.rules import Ruleset, counts_key, dice_counts
 from pipeline.rules.play import dice_to_roll
 
 NEVER = 10**12
+
+if TYPE_CHECKING:
+    from pipeline.strategy.race import TurnView
 
 
 @dataclass(frozen=True)
@@ -145,7 +149,7 @@ class RacePlayer:
 
         self.race = race(rules)
         self.rules = rules
-        self._views: dict[tuple[int, int], object] = {}
+        self._views: dict[tuple[int, int], TurnView] = {}
 
     def decide(self, mine: int, theirs: int, points: int, roll: list[int]) -> tuple[tuple[list[int], int, int], bool]:
         from pipeline.rules import score_table

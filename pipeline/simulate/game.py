@@ -133,8 +133,8 @@ def play_game(
     tie_ok = [b.settles_for_tie for b in bots]
     if any(b.race for b in bots) and n != 2:
         raise SimulationError(f"game {gid} has {n} players: the winprob bot plays two-player games only (--players 2)")
-    policies = [race_player(rules) if b.race else policy_player(rules) if b.policy else None for b in bots]
-    racing = [b.race for b in bots]
+    policies = [policy_player(rules) if b.policy and not b.race else None for b in bots]
+    racers = [race_player(rules) if b.race else None for b in bots]
     keys = tabs.keys
     opening, min_bank = rules.opening, rules.min_bank
     penalty, after, target = rules.farkle_penalty, rules.penalty_after, rules.target
@@ -180,6 +180,7 @@ def play_game(
             )
         need = bank_floor(opening, min_bank, opened[p])
         pol = policies[p]
+        racer = racers[p]
         pts = 0
         left = 6
         while True:
@@ -216,11 +217,11 @@ def play_game(
                 break
             # Bank with the highest-value keep if the bot would bank after it; else keep
             # in the bot's own style (a smaller keep, to roll more dice) and roll on.
-            if pol is None:
-                b = hi[left][idx]
-            elif racing[p]:  # the winning-chance policy: both totals decide, the final round too
-                b, says_bank = pol.decide(totals[p], totals[1 - p], pts, rolls[left][idx])
+            if racer is not None:  # the winning-chance policy: both totals decide, the final round too
+                b, says_bank = racer.decide(totals[p], totals[1 - p], pts, rolls[left][idx])
                 c = b
+            elif pol is None:
+                b = hi[left][idx]
             else:  # the exact policy picks the keep, and says whether to bank after it
                 b, says_bank = pol.decide(pts, keys[left][idx], rolls[left][idx], opened[p])
                 c = b
@@ -228,8 +229,8 @@ def play_game(
             bpts = pts + b[1]
             if bpts >= need:
                 bleft = dice_to_roll(left, b[2])
-                if first == NOBODY or racing[p]:
-                    bank = bpts >= bars[bleft] if pol is None else says_bank
+                if first == NOBODY or racer is not None:
+                    bank = bpts >= bars[bleft] if pol is None and racer is None else says_bank
                 else:
                     best = max(totals[q] for q in range(n) if q != p)
                     mine = totals[p] + bpts

@@ -5,8 +5,9 @@ The state of a choice is the ruleset, both banked totals at the turn's start
 winning chance after it (`pipeline.strategy.race`: win + half a tie under best play by
 both, final round included), the best keep the largest over the roll's legal keeps; a bank
 or roll is worth banking's or rolling's chance. The loss is best - made, in percentage
-points. Each pair of totals' turn is solved once for all its choices, pairs in parallel
-(`race_kernel.judge_choices`).
+points. Every pair of totals' turn is solved once per ruleset and kept in the cache
+(`race_tables.turn_rolls`: rolling's chance at every turn-points level, float32), and each
+choice is valued from it (`race_kernel.judge_from_tables`, choices in parallel).
 
 A choice is judged when its single-turn state is (int_choice_values: a legal keep on the
 grid, a bank-or-roll that follows it) and the two-player one is too: both totals on the
@@ -62,16 +63,17 @@ FIRST_REFUSAL = len(WHY)  # a ruleset the two-player solver refuses: its own mes
 def race_choices(inputs: dict[str, pa.Table]) -> pa.Table:
     table = inputs[INPUT]
     n = table.num_rows
-    col = {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
+    col = {name: _numpy(table.column(name)) for name in table.column_names}
+    inputs.pop(INPUT, None)  # the columns are copied out: let the Arrow table go (the caller's
+    del table  # dict is made for this call)
     judged = np.zeros(n, dtype=np.bool_)
     best = np.full(n, np.nan)
     made = np.full(n, np.nan)
     best_key = np.zeros(n, dtype=np.int64)
     why = np.zeros(n, dtype=np.int8)
     messages = list(WHY)
-    rulesets = dict(
-        zip(inputs[RULESETS].column("ruleset_id").to_pylist(), inputs[RULESETS].column("ruleset").to_pylist())
-    )
+    known = inputs[RULESETS]
+    rulesets = dict(zip(known.column("ruleset_id").to_pylist(), known.column("ruleset").to_pylist()))
     ids = col["ruleset_id"] if n else np.zeros(0, dtype=np.int64)
     for rid in np.unique(ids):
         rows = np.nonzero(ids == rid)[0]
@@ -97,6 +99,21 @@ def race_choices(inputs: dict[str, pa.Table]) -> pa.Table:
         },
         schema=SCHEMA,
     )
+
+
+def _numpy(column: pa.ChunkedArray) -> np.ndarray:
+    """One column as a numpy array (nulls as 0 or False), without pyarrow's pandas path."""
+    import pyarrow.compute as pc
+
+    array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    boolean = pa.types.is_boolean(array.type)
+    if array.null_count:
+        array = array.fill_null(False if boolean else 0)
+    # a view of the data buffer: pyarrow's to_numpy imports pandas (a large share of a run)
+    wide = pc.cast(array, pa.uint8() if boolean else pa.int64())
+    dtype = np.uint8 if boolean else np.int64
+    data = np.frombuffer(wide.buffers()[1], dtype=dtype, count=len(wide), offset=wide.offset * np.dtype(dtype).itemsize)
+    return data.view(np.bool_) if boolean else data
 
 
 def _judge_ruleset(text, rows, col, judged, best, made, best_key, why) -> str | None:
@@ -142,30 +159,24 @@ def _judge_ruleset(text, rows, col, judged, best, made, best_key, why) -> str | 
     made_dv = np.zeros(len(idx), dtype=np.int64)
     made_next = np.zeros(len(idx), dtype=np.int64)
     roll_idx[is_keep], made_dv[is_keep], made_next[is_keep] = options.roll_idx, options.made_dv, options.made_next
-    a = mover[ok] // g
-    b = other[ok] // g
-    order = np.lexsort((b, a))
-    pair_key = a[order] * (1 << 32) + b[order]
-    starts = np.nonzero(np.r_[True, pair_key[1:] != pair_key[:-1]])[0]
-    pair_lo = np.r_[starts, len(order)].astype(np.int64)
     out_made = np.zeros(len(idx))
     out_best = np.zeros(len(idx))
     out_option = np.zeros(len(idx), dtype=np.int64)
+    from pipeline.stats.race_tables import turn_rolls
+
+    starts, rolls = turn_rolls(rules)
     m, ft = solved.moves, solved.final
-    race_model.kernel()["judge_choices"](
-        a[order][starts], b[order][starts], pair_lo,
-        np.where(is_keep, 0, 1)[order].astype(np.int64), (points[ok] // g)[order], dice[order],
-        made_dv[order], made_next[order], col["rolled"][idx][order].astype(np.int64), roll_idx[order],
-        options.lo, options.dv, options.next, k_levels, solved.w, ft.catch_up, ft.d_cap, ft.bank_ok, m.risk_floor,
-        ft.y, ft.z, ft.win_level, ft.tie_ok, m.roll_lo, m.r_prob, m.opt_lo, m.o_dv, m.o_next, m.farkle, m.max_dv,
+    race_model.kernel()["judge_from_tables"](
+        mover[ok] // g, other[ok] // g, np.where(is_keep, 0, 1).astype(np.int64), points[ok] // g, dice,
+        made_dv, made_next, col["rolled"][idx].astype(np.int64), roll_idx,
+        options.lo, options.dv, options.next, starts, rolls, k_levels, solved.w, ft.catch_up, ft.d_cap, ft.bank_ok,
+        ft.y, ft.z, ft.win_level, ft.tie_ok, m.roll_lo, m.r_prob, m.opt_lo, m.o_dv, m.o_next, m.farkle,
         out_made, out_best, out_option,
     )  # fmt: skip
-    target = idx[order]
-    judged[target] = True
-    made[target] = out_made
-    best[target] = out_best
-    keep_sorted = is_keep[order]
-    best_key[target] = np.where(keep_sorted, options.key[np.where(keep_sorted, out_option, 0)], out_option)
+    judged[idx] = True
+    made[idx] = out_made
+    best[idx] = out_best
+    best_key[idx] = np.where(is_keep, options.key[np.where(is_keep, out_option, 0)], out_option)
     return None
 
 
@@ -196,14 +207,13 @@ def _keep_options(rules: Ruleset, g: int, roll_keys: np.ndarray, kept_keys: np.n
             nxt.append(left)
             key.append(sub)
         lo.append(len(dv))
-    unique_made, made_idx = (
-        np.unique(np.stack([roll_keys, kept_keys]).T, axis=0, return_inverse=True)
-        if len(roll_keys)
-        else (np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64))
-    )
+    # one key per (roll, keep): dice keys are below 10**7
+    pair_keys = roll_keys.astype(np.int64) * 10_000_000 + kept_keys.astype(np.int64)
+    unique_made, made_idx = np.unique(pair_keys, return_inverse=True)
     made_dv = np.zeros(len(unique_made), dtype=np.int64)
     made_next = np.zeros(len(unique_made), dtype=np.int64)
-    for i, (rk, kk) in enumerate(unique_made.tolist()):
+    for i, both in enumerate(unique_made.tolist()):
+        rk, kk = divmod(both, 10_000_000)
         n_roll, kept = sum(key_counts(rk)), sum(key_counts(kk))
         made_dv[i] = (values[kk] or 0) // g
         made_next[i] = 6 if kept == n_roll else n_roll - kept

@@ -129,3 +129,50 @@ def load_or_solve(rules: Ruleset, progress: Callable[[int, int], None] | None = 
 
 def solvable(rules: Ruleset) -> bool:
     return race_model.refusal(rules) is None
+
+
+# ---- every turn's roll values ------------------------------------------------------------------
+def turn_rolls_paths(rules: Ruleset) -> tuple[Path, Path] | None:
+    base = cache_dir()
+    if base is None:
+        return None
+    key = hashlib.sha256(rules.to_json().encode()).hexdigest()[:20]
+    prefix = f"race-turns-{source_fingerprint('rules', 'strategy')}-{key}"
+    return base / f"{prefix}-starts.npy", base / f"{prefix}-rolls.npy"
+
+
+@lru_cache(maxsize=4)
+def turn_rolls(rules: Ruleset) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, rolls): rolling's chance at every turn-points level below each pair's top, for
+    every pair of totals (`race_kernel.fill_turn_rolls`, float32: enough for figures in
+    percentage points), built the first time a ruleset's choices are judged in bulk and kept
+    in the cache (read back memory-mapped). Pair i = a * K + b has rows starts[i] to
+    starts[i + 1] - 1."""
+    paths = turn_rolls_paths(rules)
+    solved = race(rules)
+    k = solved.n_levels
+    if paths is not None:
+        try:
+            starts = np.load(paths[0], allow_pickle=False)
+            rolls = np.load(paths[1], mmap_mode="r", allow_pickle=False)
+            if starts.shape == (k * k + 1,) and rolls.shape == (int(starts[-1]), 6) and rolls.dtype == np.float32:
+                return starts, rolls
+        except (OSError, ValueError):
+            pass
+    m, ft = solved.moves, solved.final
+    kernel = race_model.kernel()
+    tops = np.zeros(k * k, dtype=np.int64)
+    kernel["turn_tops"](k, solved.w, ft.catch_up, ft.d_cap, ft.bank_ok, m.risk_floor, tops)
+    starts = np.zeros(k * k + 1, dtype=np.int64)
+    np.cumsum(tops, out=starts[1:])
+    rolls = np.zeros((int(starts[-1]), 6), dtype=np.float32)
+    kernel["fill_turn_rolls"](
+        starts, k, solved.w, ft.catch_up, ft.d_cap, ft.bank_ok, m.risk_floor,
+        m.roll_lo, m.r_prob, m.opt_lo, m.o_dv, m.o_next, m.farkle, m.max_dv, rolls,
+    )  # fmt: skip
+    if paths is not None:
+        for path, array in zip(paths, (starts, rolls)):
+            buffer = io.BytesIO()
+            np.save(buffer, array, allow_pickle=False)
+            write_atomically(path, buffer.getvalue())
+    return starts, rolls

@@ -119,9 +119,9 @@ def race_moves(rules: Ruleset) -> RaceMoves:
                 options.add((v // g, play.dice_to_roll(n, k)))
             found = tuple(sorted(options))
             merged[found] = merged.get(found, Fraction(0)) + roll_probability(counts)
-        for options, prob in merged.items():
+        for offered, prob in merged.items():
             probs.append(float(prob))
-            for dv, nxt in options:
+            for dv, nxt in offered:
                 dvs.append(dv)
                 nexts.append(nxt)
             opt_lo.append(len(dvs))

@@ -18,7 +18,7 @@ import numpy as np
 try:  # the parallel loop; without numba `prange` is `range` and everything runs as Python
     from numba import prange
 except ImportError:  # pragma: no cover - numba is a dependency
-    prange = range
+    prange = range  # type: ignore[misc]
 
 
 # ---- the final turn ----------------------------------------------------------------------
@@ -386,87 +386,105 @@ def final_bank(o, d, p, bank_ok):
     return 0.0
 
 
-def state_value(final, a, b, p, n, z, rows, value, n_levels, w, catch_up, d_cap, bank_ok, y, zt, win_level, tie_ok):
-    """The mover's chance after a keep, p levels in the turn, n dice to roll."""
-    if final:
-        return final_value(1 if a > 0 else 0, b - a, p, n, y, zt, win_level, tie_ok, d_cap)
-    if p < rows:
-        return value[p, n]
+# ---- every turn's roll values, for judging millions of choices ------------------------------
+def turn_tops(n_levels, w, catch_up, d_cap, bank_ok, risk_floor, tops):
+    """tops[a * n_levels + b]: the first turn-points level banked (`top_level`) of every pair."""
+    for i in prange(n_levels * n_levels):
+        a = i // n_levels
+        b = i % n_levels
+        tops[i] = top_level(a, b, 1.0 - w[b, a], n_levels, catch_up, d_cap, bank_ok[1 if a > 0 else 0], 1 if b > 0 else 0, risk_floor)
+
+
+def fill_turn_rolls(starts, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle,
+                    max_dv, rolls):  # fmt: skip
+    """rolls[starts[i] + p, n - 1] = rolling n dice at p levels of pair i = a * n_levels + b,
+    for p below the pair's top: every pair's turn solved once, in parallel."""
+    for i in prange(n_levels * n_levels):
+        a = i // n_levels
+        b = i % n_levels
+        top, value, slope, roll = turn_values(a, b, 1.0 - w[b, a], n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo,
+                                              r_prob, opt_lo, o_dv, o_next, farkle, max_dv)  # fmt: skip
+        base = starts[i]
+        for p in range(starts[i + 1] - base):
+            for n in range(1, 7):
+                rolls[base + p, n - 1] = roll[p, n]
+
+
+def table_value(a, b, p, n, z, starts, rolls, n_levels, w, catch_up, d_cap, bank_ok):
+    """The mover's chance after a keep (p levels, n dice) from the stored roll values."""
+    i = a * n_levels + b
     bv, bs = bank_value(a, b, p, z, n_levels, w, catch_up, d_cap, bank_ok[1 if a > 0 else 0], 1 if b > 0 else 0)
+    if p < starts[i + 1] - starts[i]:
+        r = rolls[starts[i] + p, n - 1]
+        if p == 0 or r > bv:
+            return r
     return bv
 
 
-def roll_value(final, a, b, p, n, z, top, rows, value, roll, n_levels, w, catch_up, d_cap, bank_ok, y, zt, win_level, tie_ok,
-               roll_lo, r_prob, opt_lo, o_dv, o_next, farkle):  # fmt: skip
-    """Rolling n dice at p levels, then playing on at best."""
-    if not final and p < top:
-        return roll[p, n]
-    total = 0.0 if final else farkle[n] * z
-    for k in range(roll_lo[n], roll_lo[n + 1]):
-        best = 0.0
-        for o in range(opt_lo[k], opt_lo[k + 1]):
-            v = state_value(final, a, b, p + o_dv[o], o_next[o], z, rows, value, n_levels, w, catch_up, d_cap, bank_ok, y, zt,
-                            win_level, tie_ok)  # fmt: skip
-            if v > best:
-                best = v
-        total += r_prob[k] * best
-    return total
-
-
-def judge_choices(pair_a, pair_b, pair_lo, kind, points, dice, made_dv, made_next, made_roll, roll_idx, kopt_lo, kopt_dv,
-                  kopt_next, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, y, zt, win_level, tie_ok,
-                  roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, max_dv, out_made, out_best, out_best_option):  # fmt: skip
-    """Judge every choice, grouped by pair of totals (choices pair_lo[i] to pair_lo[i + 1] - 1
-    are made at mover total pair_a[i] against pair_b[i]; at or past the target, the final
-    turn). A keep (kind 0) from roll roll_idx with p levels before it: made = the chance
-    after the keep made (made_dv levels, made_next dice), best = the largest over the roll's
-    legal keeps (kopt_*), out_best_option its index. A bank-or-roll (kind 1) at p levels with
-    n dice: made_roll 1 for a roll, 0 for a bank; out_best_option 1 when rolling is better.
-    Each pair's turn is solved once; pairs run in parallel."""
-    for i in prange(len(pair_a)):
-        a = pair_a[i]
-        b = pair_b[i]
+def judge_from_tables(a_lv, b_lv, kind, points, dice, made_dv, made_next, made_roll, roll_idx, kopt_lo, kopt_dv, kopt_next,
+                      starts, rolls, n_levels, w, catch_up, d_cap, bank_ok, y, zt, win_level, tie_ok,
+                      roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, out_made, out_best, out_best_option):  # fmt: skip
+    """Judge every choice (c): a keep (kind 0) from roll roll_idx[c] with points[c] levels
+    before it is worth the mover's chance after the keep made (made_dv levels, made_next
+    dice), the best keep the largest over the roll's legal keeps (kopt_*: out_best_option its
+    index); a bank-or-roll (kind 1) at points[c] levels with dice[c] to roll is worth banking's
+    or rolling's chance (made_roll 1: rolled; out_best_option 1 when rolling is better). Values
+    come from every pair's stored roll values (`fill_turn_rolls`), final turns (b at or past
+    the target) from the final tables; choices run in parallel."""
+    for c in prange(len(a_lv)):
+        a = a_lv[c]
+        b = b_lv[c]
+        p = points[c]
         final = b >= n_levels
-        top = 0
-        rows = 0
-        z = 0.0
-        value = np.zeros((1, 7))
-        roll = np.zeros((1, 7))
-        if not final:
-            z = 1.0 - w[b, a]
-            top, value, slope, roll = turn_values(a, b, z, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob,
-                                                  opt_lo, o_dv, o_next, farkle, max_dv)  # fmt: skip
-            rows = value.shape[0]
-        for c in range(pair_lo[i], pair_lo[i + 1]):
-            p = points[c]
-            if kind[c] == 0:
-                made = state_value(final, a, b, p + made_dv[c], made_next[c], z, rows, value, n_levels, w, catch_up, d_cap,
-                                   bank_ok, y, zt, win_level, tie_ok)  # fmt: skip
-                best = -1.0
-                best_j = -1
-                r = roll_idx[c]
-                for j in range(kopt_lo[r], kopt_lo[r + 1]):
-                    v = state_value(final, a, b, p + kopt_dv[j], kopt_next[j], z, rows, value, n_levels, w, catch_up, d_cap,
-                                    bank_ok, y, zt, win_level, tie_ok)  # fmt: skip
-                    if v > best + 1e-12:
-                        best = v
-                        best_j = j
-                out_made[c] = made
-                out_best[c] = best
-                out_best_option[c] = best_j
+        z = 0.0 if final else 1.0 - w[b, a]
+        if kind[c] == 0:
+            if final:
+                made = final_value(1 if a > 0 else 0, b - a, p + made_dv[c], made_next[c], y, zt, win_level, tie_ok, d_cap)
             else:
-                n = dice[c]
+                made = table_value(a, b, p + made_dv[c], made_next[c], z, starts, rolls, n_levels, w, catch_up, d_cap, bank_ok)
+            best = -1.0
+            best_j = -1
+            r = roll_idx[c]
+            for j in range(kopt_lo[r], kopt_lo[r + 1]):
                 if final:
-                    bank = final_bank(1 if a > 0 else 0, b - a, p, bank_ok)
+                    v = final_value(1 if a > 0 else 0, b - a, p + kopt_dv[j], kopt_next[j], y, zt, win_level, tie_ok, d_cap)
                 else:
-                    bank, bs = bank_value(
-                        a, b, p, z, n_levels, w, catch_up, d_cap, bank_ok[1 if a > 0 else 0], 1 if b > 0 else 0
-                    )
-                rv = roll_value(final, a, b, p, n, z, top, rows, value, roll, n_levels, w, catch_up, d_cap, bank_ok, y, zt,
-                                win_level, tie_ok, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle)  # fmt: skip
-                out_made[c] = rv if made_roll[c] == 1 else bank
-                out_best[c] = rv if rv > bank else bank
-                out_best_option[c] = 1 if rv > bank + 1e-12 else 0
+                    v = table_value(a, b, p + kopt_dv[j], kopt_next[j], z, starts, rolls, n_levels, w, catch_up, d_cap, bank_ok)
+                if v > best + 1e-12:
+                    best = v
+                    best_j = j
+            out_made[c] = made
+            out_best[c] = best
+            out_best_option[c] = best_j
+        else:
+            n = dice[c]
+            if final:
+                bank = final_bank(1 if a > 0 else 0, b - a, p, bank_ok)
+                rv = 0.0
+                for k in range(roll_lo[n], roll_lo[n + 1]):
+                    top_v = 0.0
+                    for o in range(opt_lo[k], opt_lo[k + 1]):
+                        v = final_value(1 if a > 0 else 0, b - a, p + o_dv[o], o_next[o], y, zt, win_level, tie_ok, d_cap)
+                        if v > top_v:
+                            top_v = v
+                    rv += r_prob[k] * top_v
+            else:
+                bank, bs = bank_value(a, b, p, z, n_levels, w, catch_up, d_cap, bank_ok[1 if a > 0 else 0], 1 if b > 0 else 0)
+                i = a * n_levels + b
+                if p < starts[i + 1] - starts[i]:
+                    rv = rolls[starts[i] + p, n - 1]
+                else:
+                    rv = farkle[n] * z
+                    for k in range(roll_lo[n], roll_lo[n + 1]):
+                        top_v = 0.0
+                        for o in range(opt_lo[k], opt_lo[k + 1]):
+                            v = table_value(a, b, p + o_dv[o], o_next[o], z, starts, rolls, n_levels, w, catch_up, d_cap, bank_ok)
+                            if v > top_v:
+                                top_v = v
+                        rv += r_prob[k] * top_v
+            out_made[c] = rv if made_roll[c] == 1 else bank
+            out_best[c] = rv if rv > bank else bank
+            out_best_option[c] = 1 if rv > bank + 1e-12 else 0
 
 
 #: Compiled in this order, each resolving the earlier ones; the last runs its loop in parallel.
@@ -479,7 +497,6 @@ KERNEL_FUNCTIONS = (
     "solve_pair",
     "final_value",
     "final_bank",
-    "state_value",
-    "roll_value",
+    "table_value",
 )
-PARALLEL_FUNCTIONS = ("solve_sums", "judge_choices")
+PARALLEL_FUNCTIONS = ("solve_sums", "turn_tops", "fill_turn_rolls", "judge_from_tables")
