@@ -392,7 +392,9 @@ def turn_tops(n_levels, w, catch_up, d_cap, bank_ok, risk_floor, tops):
     for i in prange(n_levels * n_levels):
         a = i // n_levels
         b = i % n_levels
-        tops[i] = top_level(a, b, 1.0 - w[b, a], n_levels, catch_up, d_cap, bank_ok[1 if a > 0 else 0], 1 if b > 0 else 0, risk_floor)
+        tops[i] = top_level(
+            a, b, 1.0 - w[b, a], n_levels, catch_up, d_cap, bank_ok[1 if a > 0 else 0], 1 if b > 0 else 0, risk_floor
+        )
 
 
 def fill_turn_rolls(starts, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle,
@@ -439,17 +441,25 @@ def judge_from_tables(a_lv, b_lv, kind, points, dice, made_dv, made_next, made_r
         z = 0.0 if final else 1.0 - w[b, a]
         if kind[c] == 0:
             if final:
-                made = final_value(1 if a > 0 else 0, b - a, p + made_dv[c], made_next[c], y, zt, win_level, tie_ok, d_cap)
+                made = final_value(
+                    1 if a > 0 else 0, b - a, p + made_dv[c], made_next[c], y, zt, win_level, tie_ok, d_cap
+                )
             else:
-                made = table_value(a, b, p + made_dv[c], made_next[c], z, starts, rolls, n_levels, w, catch_up, d_cap, bank_ok)
+                made = table_value(
+                    a, b, p + made_dv[c], made_next[c], z, starts, rolls, n_levels, w, catch_up, d_cap, bank_ok
+                )
             best = -1.0
             best_j = -1
             r = roll_idx[c]
             for j in range(kopt_lo[r], kopt_lo[r + 1]):
                 if final:
-                    v = final_value(1 if a > 0 else 0, b - a, p + kopt_dv[j], kopt_next[j], y, zt, win_level, tie_ok, d_cap)
+                    v = final_value(
+                        1 if a > 0 else 0, b - a, p + kopt_dv[j], kopt_next[j], y, zt, win_level, tie_ok, d_cap
+                    )
                 else:
-                    v = table_value(a, b, p + kopt_dv[j], kopt_next[j], z, starts, rolls, n_levels, w, catch_up, d_cap, bank_ok)
+                    v = table_value(
+                        a, b, p + kopt_dv[j], kopt_next[j], z, starts, rolls, n_levels, w, catch_up, d_cap, bank_ok
+                    )
                 if v > best + 1e-12:
                     best = v
                     best_j = j
@@ -464,12 +474,16 @@ def judge_from_tables(a_lv, b_lv, kind, points, dice, made_dv, made_next, made_r
                 for k in range(roll_lo[n], roll_lo[n + 1]):
                     top_v = 0.0
                     for o in range(opt_lo[k], opt_lo[k + 1]):
-                        v = final_value(1 if a > 0 else 0, b - a, p + o_dv[o], o_next[o], y, zt, win_level, tie_ok, d_cap)
+                        v = final_value(
+                            1 if a > 0 else 0, b - a, p + o_dv[o], o_next[o], y, zt, win_level, tie_ok, d_cap
+                        )
                         if v > top_v:
                             top_v = v
                     rv += r_prob[k] * top_v
             else:
-                bank, bs = bank_value(a, b, p, z, n_levels, w, catch_up, d_cap, bank_ok[1 if a > 0 else 0], 1 if b > 0 else 0)
+                bank, bs = bank_value(
+                    a, b, p, z, n_levels, w, catch_up, d_cap, bank_ok[1 if a > 0 else 0], 1 if b > 0 else 0
+                )
                 i = a * n_levels + b
                 if p < starts[i + 1] - starts[i]:
                     rv = rolls[starts[i] + p, n - 1]
@@ -478,7 +492,9 @@ def judge_from_tables(a_lv, b_lv, kind, points, dice, made_dv, made_next, made_r
                     for k in range(roll_lo[n], roll_lo[n + 1]):
                         top_v = 0.0
                         for o in range(opt_lo[k], opt_lo[k + 1]):
-                            v = table_value(a, b, p + o_dv[o], o_next[o], z, starts, rolls, n_levels, w, catch_up, d_cap, bank_ok)
+                            v = table_value(
+                                a, b, p + o_dv[o], o_next[o], z, starts, rolls, n_levels, w, catch_up, d_cap, bank_ok
+                            )
                             if v > top_v:
                                 top_v = v
                         rv += r_prob[k] * top_v
