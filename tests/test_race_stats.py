@@ -69,11 +69,11 @@ def test_sql_and_python_judge_every_choice_the_same(simulated):
     assert judged_sql.keys() == python.keys()
     for key, j in python.items():
         r = judged_sql[key]
-        assert r["chance_best"] == pytest.approx(j.chance_best, abs=1e-12), key
-        assert r["chance_made"] == pytest.approx(j.chance_made, abs=1e-12), key
-        assert r["loss_pp"] == pytest.approx(j.loss_pp, abs=1e-10), key
+        assert r["chance_best"] == pytest.approx(j.chance_best, abs=1e-6), key  # stats: float32 roll tables
+        assert r["chance_made"] == pytest.approx(j.chance_made, abs=1e-6), key
+        assert r["loss_pp"] == pytest.approx(j.loss_pp, abs=1e-4), key
         assert (r["mover_total"], r["other_total"]) == (j.mover_total, j.other_total)
-        if r["loss_pp"] > 1e-9:
+        if r["loss_pp"] > 1e-3:  # a clear best (float32 tables can swap near-equal keeps)
             best = r["best_key"] if r["kind"] == "keep" else ("roll" if r["best_key"] == 1 else "bank")
             assert (dice_text(best) if r["kind"] == "keep" else best) == j.best
     assert any(r["loss_pp"] > RACE_BLUNDER_PP for r in judged_sql.values())
