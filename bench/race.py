@@ -7,7 +7,7 @@ checks at full size, in one run.
 
 | figure | how | goal |
 |---|---|---|
-| load | `pipeline.stats.race_tables.load(standard)` in this process, the file read and decoded | <= 0.2 s |
+| load | `pipeline.solved.tables.load(standard)` in this process, the file read and decoded | <= 0.2 s |
 | rules show | `farkle-logs rules show standard` in a fresh process | <= 0.5 s |
 | decisions-quality | `farkle-logs stats DS --section decisions-quality -f json` on the two-player log (`simulate --games 13500 --players 2 --seed 11`), against DuckDB's bare conversion of that log, alternating runs; peak RSS | <= 1.0x, <= 1 GiB |
 | first run | the same with an empty numba cache (`NUMBA_CACHE_DIR`): the compile a first run after install pays | < 1 minute |
@@ -59,7 +59,7 @@ def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int]:
 
 def load_figure(runs: int) -> float:
     code = (
-        "import time; from pipeline.rules import Ruleset; from pipeline.stats import race_tables\n"
+        "import time; from pipeline.rules import Ruleset; from pipeline.solved import tables as race_tables\n"
         "r = Ruleset.builtin('standard'); race_tables.load(r)\n"
         "best = min((lambda t: (race_tables.load(r), time.perf_counter() - t)[1])(time.perf_counter()) for _ in range(5))\n"
         "print(best)"
@@ -121,7 +121,7 @@ def play(games: int) -> None:
     sys.path.insert(0, str(ROOT))
     from pipeline.rules import Ruleset
     from pipeline.simulate.game import Table, play_game
-    from pipeline.stats.race_tables import race
+    from pipeline.solved.tables import race
 
     rules = Ruleset.builtin("standard")
     for bots in (("winprob", "optimal"), ("winprob", "winprob")):

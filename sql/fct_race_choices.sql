@@ -1,6 +1,6 @@
 -- materialized: table
 -- Fact: every choice of the two-player games in scope judged by the winning chance it cost
--- (pipeline.stats.race_judge, the Python model int_race_choices: win + half a tie under best
+-- (pipeline.solved.judge, the Python model int_race_choices: win + half a tie under best
 -- play by both, final round included), with its state. loss_pp = chance_best - chance_made
 -- in percentage points; best_key: the best keep's dice key (keeps) or 1 = roll, 0 = bank;
 -- race_judged false (values null, `why` says why) when the state is not one the two-player

@@ -3,7 +3,7 @@
 -- (int_race_turns). Numbers only (the ruleset by id: int_race_rulesets), so the Python model
 -- that reads it (int_race_choices) holds millions of rows in little memory. `judged` is the
 -- single-turn validity (a legal keep on the grid, a bank-or-roll following it);
--- pipeline.stats.race_judge adds the two-player checks.
+-- pipeline.solved.judge adds the two-player checks.
 with choices as (
     select game_no, seq, kind, player, turn, ruleset_id, points, dice, opened, roll_key, kept_key, choice, judged
     from int_choice_values

@@ -1,5 +1,5 @@
 -- Intermediate: the rulesets of the games in scope by id, for the winning-chance judge
--- (pipeline.stats.race_judge), which solves or loads each one once.
+-- (pipeline.solved.judge), which solves or loads each one once.
 with games as (
     select distinct ruleset_id, ruleset from int_games_in_scope
 ),

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli.main import app
 from pipeline.rules import Ruleset
-from pipeline.stats import race_tables
+from pipeline.solved import tables as race_tables
 from pipeline.strategy import race
 from pipeline.strategy.advice import advise
 

@@ -19,8 +19,8 @@ from pipeline.rules import Ruleset
 from pipeline.simulate import simulate
 from pipeline.simulate.game import Table, play_game
 from pipeline.stats import RACE_BLUNDER_PP, RACE_MISTAKE_PP, compute, run, session
-from pipeline.stats import race_tables
-from pipeline.stats.race_judge import accuracy, dice_text
+from pipeline.solved import tables as race_tables
+from pipeline.solved.judge import accuracy, dice_text
 from pipeline.strategy.judge import coach_game_turns
 from pipeline.strategy.race import Race
 from pipeline.strategy.race_coach import judge_race

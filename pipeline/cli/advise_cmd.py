@@ -49,7 +49,7 @@ def advise(
     (win + half a tie, best play by both, two players), every choice with its chance and
     the best one; beside it, the single-turn view (expected points of this turn) when it
     would choose otherwise. With B at or past the target this is the final turn."""
-    from pipeline.stats.race_tables import race
+    from pipeline.solved.tables import race
     from pipeline.strategy import solve
     from pipeline.strategy.advice import advise as advise_at
     from pipeline.strategy.solver import SolverBudgetError

@@ -276,7 +276,7 @@ def race_judgements(result, judged, turns):
     ruleset the two-player solver takes (solved on first use, with a progress bar)."""
     if len(result.players) != 2:
         return None, f"{len(result.players)} players: choices are judged by the single-turn yardstick only"
-    from pipeline.stats import race_tables
+    from pipeline.solved import tables as race_tables
     from pipeline.strategy.race import Race, refusal
     from pipeline.strategy.race_coach import judge_race
 

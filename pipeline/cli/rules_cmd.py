@@ -104,7 +104,7 @@ def show_rules(
 def win_probability(rules) -> dict | None:
     """The first-player advantage (`Race.headline`), solving the ruleset on first use with
     a progress bar; None, with a note, when the two-player solver refuses it."""
-    from pipeline.stats import race_tables
+    from pipeline.solved import tables as race_tables
     from pipeline.strategy.race import RaceUnsolved, refusal
 
     reason = refusal(rules)
@@ -150,7 +150,7 @@ def solve_rules(
     farkle-logs), any other ruleset into the user's cache, or to --out."""
     import time
 
-    from pipeline.stats import race_tables
+    from pipeline.solved import tables as race_tables
     from pipeline.stats.cache import write_atomically
     from pipeline.strategy import race
 

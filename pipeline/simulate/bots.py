@@ -145,7 +145,7 @@ class RacePlayer:
     totals' turn is solved once per game run."""
 
     def __init__(self, rules: Ruleset):
-        from pipeline.stats.race_tables import race
+        from pipeline.solved.tables import race
 
         self.race = race(rules)
         self.rules = rules

@@ -29,7 +29,7 @@ from pipeline.stats.runner import close, connect, run, set_variables
 from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
 
 #: Winning chance (percentage points) a choice must lose to be a mistake / a blunder:
-#: pipeline.stats.race_judge and docs/stats.md say why these.
+#: pipeline.solved.judge and docs/stats.md say why these.
 RACE_MISTAKE_PP = 1.0
 RACE_BLUNDER_PP = 4.0
 
@@ -41,7 +41,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "players": ("player_summary", "player_findings"),
     "dice": ("dice_fairness",),
     # judged against the exact single-turn policy (pipeline.strategy.judge), and the choices
-    # of two-player games by the winning chance they cost (pipeline.stats.race_judge)
+    # of two-player games by the winning chance they cost (pipeline.solved.judge)
     "decisions-quality": ("decision_quality", "decision_loss_by_state", "blunders", "race_quality", "race_costliest"),
 }
 # The league figures (pipeline.stats.league): standings by rating, each player's rating after

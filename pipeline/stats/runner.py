@@ -74,7 +74,7 @@ PYTHON_MODELS: dict[str, Model] = {
             "",
             "python",
             ("int_race_choice_states", "int_race_rulesets"),
-            "pipeline.stats.race_judge:race_choices",
+            "pipeline.solved.judge:race_choices",
         ),
     )
 }

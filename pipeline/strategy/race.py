@@ -142,7 +142,7 @@ def race_moves(rules: Ruleset) -> RaceMoves:
 
 def levels(rules: Ruleset) -> int:
     """K: the totals below the target on the grid (0, g, ..., (K - 1) g)."""
-    return ceil(rules.target / race_moves(rules).granularity)
+    return ceil(rules.target / moves(rules).granularity)
 
 
 def _describe(rules: Ruleset) -> str:
@@ -180,9 +180,10 @@ def refusal(rules: Ruleset) -> str | None:
 def state_count(rules: Ruleset) -> int:
     """About how many within-turn states a solve visits: per pair of totals, the turn points
     from 0 to the target and a tail past it, times six dice counts."""
-    g = race_moves(rules).granularity
+    m = moves(rules)  # the single-turn moves: the same grid, and no keep pruned can be larger
+    g = m.granularity
     k = levels(rules)
-    tail = int(9000 // g) + race_moves(rules).max_dv  # past the target: a few thousand points under standard
+    tail = int(9000 // g) + m.max_dv  # past the target: a few thousand points under standard
     return k * k * 6 * (k // 2 + tail)
 
 
@@ -201,6 +202,7 @@ def kernel() -> dict:
     import numba
 
     namespace = dict(vars(race_kernel))
+    namespace["prange"] = numba.prange
     jit = numba.njit(cache=True, nogil=True)
     for name in race_kernel.KERNEL_FUNCTIONS:
         f = namespace[name]

@@ -1,7 +1,7 @@
 """One game's choices judged by the winning chance they cost (`audit --game ID --coach`, the
 dispute view's winning-chance graph).
 
-The same judgement as the stats path (pipeline.stats.race_judge), one game at a time and
+The same judgement as the stats path (pipeline.solved.judge), one game at a time and
 in Python: the banked totals at each turn's start come from the replayed turns (the
 mover's corrected total after their previous turn; the other's after their last turn that
 ended before this one started), and a choice is judged when its single-turn judgement is

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # the parallel loop; without numba `prange` is `range` and everything runs as Python
-    from numba import prange
-except ImportError:  # pragma: no cover - numba is a dependency
-    prange = range  # type: ignore[misc]
+#: The parallel loop: `range` here, numba's `prange` in the namespace `race.kernel()`
+#: compiles these functions in (importing numba only then).
+prange = range
 
 
 # ---- the final turn ----------------------------------------------------------------------

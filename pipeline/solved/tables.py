@@ -3,7 +3,7 @@
 `pipeline.strategy.race` solves the turn starts of a ruleset (W[a, b] for every pair of
 totals below the target); everything else (any turn's within-turn values, the final turn)
 is recomputed from them on demand. The tables of the built-in rulesets ship as package data
-(`race_tables/NAME.npz`, written by `farkle-logs rules solve NAME`); any other ruleset is
+(`data/NAME.npz`, written by `farkle-logs rules solve NAME`); any other ruleset is
 solved on first use and kept in the user's cache directory (`pipeline.stats.cache`:
 `$FARKLE_LOGS_CACHE_DIR`, else `$XDG_CACHE_HOME/farkle-logs`), keyed by the ruleset and a
 fingerprint of the rules engine's and the solver's source. A file that cannot be read, or
@@ -26,12 +26,31 @@ from typing import Callable
 import numpy as np
 
 from pipeline.rules import BUILTIN_RULESETS, Ruleset
-from pipeline.stats.cache import cache_dir, source_fingerprint, write_atomically
 from pipeline.strategy import race as race_model
 
 SHIPPED = ("standard", "playmonster")
-DATA_PACKAGE = "pipeline.stats"
-DATA_DIR = "race_tables"
+DATA_PACKAGE = "pipeline.solved"
+DATA_DIR = "data"
+
+
+def cache_dir():
+    """`pipeline.stats.cache.cache_dir`, imported when a table is not shipped: reading a
+    built-in's table (`rules show`) loads neither DuckDB nor pyarrow."""
+    from pipeline.stats.cache import cache_dir as where
+
+    return where()
+
+
+def source_fingerprint(*packages: str) -> str:
+    from pipeline.stats.cache import source_fingerprint as fingerprint
+
+    return fingerprint(*packages)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    from pipeline.stats.cache import write_atomically as write
+
+    write(path, data)
 
 
 def encode(table: race_model.RaceTable) -> bytes:
@@ -93,19 +112,20 @@ def cache_path(rules: Ruleset) -> Path | None:
 def load(rules: Ruleset) -> race_model.RaceTable | None:
     """The shipped or cached table of `rules`, or None."""
     name = shipped_name(rules)
-    paths = [shipped_path(name)] if name is not None else []
-    cached = cache_path(rules)
-    if cached is not None:
-        paths.append(cached)
-    for path in paths:
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        table = decode(data, rules)
+    if name is not None:
+        table = _read(shipped_path(name), rules)
         if table is not None:
             return table
-    return None
+    cached = cache_path(rules)
+    return _read(cached, rules) if cached is not None else None
+
+
+def _read(path: Path, rules: Ruleset) -> race_model.RaceTable | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return decode(data, rules)
 
 
 @lru_cache(maxsize=8)

@@ -6,7 +6,7 @@ winning chance after it (`pipeline.strategy.race`: win + half a tie under best p
 both, final round included), the best keep the largest over the roll's legal keeps; a bank
 or roll is worth banking's or rolling's chance. The loss is best - made, in percentage
 points. Every pair of totals' turn is solved once per ruleset and kept in the cache
-(`race_tables.turn_rolls`: rolling's chance at every turn-points level, float32), and each
+(`pipeline.solved.tables.turn_rolls`: rolling's chance at every turn-points level, float32), and each
 choice is valued from it (`race_kernel.judge_from_tables`, choices in parallel).
 
 A choice is judged when its single-turn state is (int_choice_values: a legal keep on the
@@ -126,7 +126,7 @@ def _judge_ruleset(text, rows, col, judged, best, made, best_key, why) -> str | 
     reason = race_model.refusal(rules)
     if reason is not None:
         return reason
-    from pipeline.stats.race_tables import race
+    from pipeline.solved.tables import race
 
     solved = race(rules)
     g, k_levels = solved.granularity, solved.n_levels
@@ -162,7 +162,7 @@ def _judge_ruleset(text, rows, col, judged, best, made, best_key, why) -> str | 
     out_made = np.zeros(len(idx))
     out_best = np.zeros(len(idx))
     out_option = np.zeros(len(idx), dtype=np.int64)
-    from pipeline.stats.race_tables import turn_rolls
+    from pipeline.solved.tables import turn_rolls
 
     starts, rolls = turn_rolls(rules)
     m, ft = solved.moves, solved.final
