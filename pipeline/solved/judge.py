@@ -82,31 +82,46 @@ def race_choices(inputs: dict[str, pa.Table]) -> pa.Table:
             why[rows] = len(messages)
             messages.append(reason)
     loss = (best - made) * 100.0
-    codes = pa.array(why, pa.int8(), mask=why == 0)
-    return pa.table(
-        {
-            "game_no": pa.array(col["game_no"] if n else [], pa.int64()),
-            "seq": pa.array(col["seq"] if n else [], pa.int64()),
-            "is_keep": pa.array(col["is_keep"] if n else [], pa.bool_()),
-            "race_judged": pa.array(judged, pa.bool_()),
-            "chance_best": pa.array(best, pa.float64(), mask=~judged),
-            "chance_made": pa.array(made, pa.float64(), mask=~judged),
-            "loss_pp": pa.array(loss, pa.float64(), mask=~judged),
-            "best_key": pa.array(best_key, pa.int64(), mask=~judged),
-            "why": pa.DictionaryArray.from_arrays(
-                codes, pa.array(["" if m is None else m for m in messages], pa.string())
-            ),
-        },
-        schema=SCHEMA,
+    keep = col["is_keep"] if n else np.zeros(0, dtype=np.bool_)
+    codes = _arrow(why, pa.int8(), valid=why != 0)
+    names = [("" if m is None else m).encode() for m in messages]
+    offsets = np.cumsum([0] + [len(b) for b in names]).astype(np.int32)
+    dictionary = pa.Array.from_buffers(
+        pa.string(), len(names), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(names))]
     )
+    columns = [
+        _arrow(col["game_no"] if n else np.zeros(0, dtype=np.int64), pa.int64()),
+        _arrow(col["seq"] if n else np.zeros(0, dtype=np.int64), pa.int64()),
+        _arrow(keep, pa.bool_()),
+        _arrow(judged, pa.bool_()),
+        _arrow(best, pa.float64(), valid=judged),
+        _arrow(made, pa.float64(), valid=judged),
+        _arrow(loss, pa.float64(), valid=judged),
+        _arrow(best_key, pa.int64(), valid=judged),
+        pa.DictionaryArray.from_arrays(codes, dictionary),
+    ]
+    return pa.Table.from_arrays(columns, schema=SCHEMA)
+
+
+def _arrow(values: np.ndarray, kind: pa.DataType, valid: np.ndarray | None = None) -> pa.Array:
+    """A numpy column as Arrow through its buffers: pa.array() on numpy imports pandas."""
+    mask = None if valid is None else pa.py_buffer(np.packbits(valid.astype(np.bool_), bitorder="little"))
+    nulls = 0 if valid is None else int(len(valid) - np.count_nonzero(valid))
+    if pa.types.is_boolean(kind):
+        data = pa.py_buffer(np.packbits(values.astype(np.bool_), bitorder="little"))
+    else:
+        data = pa.py_buffer(np.ascontiguousarray(values, dtype=kind.to_pandas_dtype()))
+    return pa.Array.from_buffers(kind, len(values), [mask, data], null_count=nulls)
 
 
 def _numpy(column: pa.ChunkedArray) -> np.ndarray:
     """One column as a numpy array (nulls as 0 or False), without pyarrow's pandas path."""
     import pyarrow.compute as pc
 
-    array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    boolean = pa.types.is_boolean(array.type)
+    boolean = pa.types.is_boolean(column.type)
+    if column.num_chunks == 0:
+        return np.zeros(0, dtype=np.bool_ if boolean else np.int64)
+    array = column.chunk(0) if column.num_chunks == 1 else pa.concat_arrays(column.chunks)
     if array.null_count:
         array = array.fill_null(False if boolean else 0)
     # a view of the data buffer: pyarrow's to_numpy imports pandas (a large share of a run)
