@@ -77,11 +77,13 @@ def speed(args, work: Path) -> None:
         log.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([*cli(), "simulate", *LOG_ARGS, "--out", str(log), "-q"], check=True)
     events = sum(1 for _ in open(log, "rb"))
-    ds = work / "ds"
-    subprocess.run([*cli(), "ingest", str(log), "--out", str(ds)], check=True, stdout=subprocess.DEVNULL)
+    ds = Path(args.dataset) if args.dataset else work / "ds"
+    if not args.dataset:
+        subprocess.run([*cli(), "ingest", str(log), "--out", str(ds)], check=True, stdout=subprocess.DEVNULL)
     env = dict(os.environ, FARKLE_LOGS_CACHE_DIR=str(work / "cache"))
-    stats_cmd = [*cli(), "stats", str(ds), "--section", "decisions-quality", "-f", "json"]
-    timed(stats_cmd, env)  # warm: the policy tables cached, the numba functions compiled
+    started = time.perf_counter()
+    timed(stats_cmd := [*cli(), "stats", str(ds), "--section", "decisions-quality", "-f", "json"], env)
+    first_after_install = time.perf_counter() - started  # cache empty: the policy and roll tables built
     base, dq, rss, show = [], [], [], []
     for i in range(args.runs):
         base.append(timed([sys.executable, "-c", BASELINE, str(log), str(work / f"b{i}.parquet")])[0])
@@ -98,7 +100,8 @@ def speed(args, work: Path) -> None:
         f"stats --section decisions-quality        {statistics.median(dq):7.2f} s  {statistics.median(dq) / b:5.2f}x  "
         f"peak RSS {max(rss) / GIB:.2f} GiB  (goal <= 1.0x, <= 1 GiB)"
     )
-    print(f"  first run, empty numba cache           {first:7.2f} s  (goal < 60 s)")
+    print(f"  first run, empty cache (tables built)  {first_after_install:7.2f} s  (goal < 60 s)")
+    print(f"  first run, empty numba cache           {first:7.2f} s  (compiles the kernel; goal < 60 s)")
     print(f"rules show standard                      {statistics.median(show):7.2f} s  (goal <= 0.5 s)")
     print(f"load the shipped standard table          {load_figure(args.runs):7.4f} s  (goal <= 0.2 s)")
 
@@ -151,6 +154,7 @@ def play(games: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--log", default=str(LOG))
+    parser.add_argument("--dataset", help="an ingest of --log to reuse (else ingested into the work directory)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--solve", action="store_true")
     parser.add_argument("--play", type=int, default=0, metavar="N")
