@@ -6,7 +6,7 @@
 --   loss_per_choice      loss_pp / judged
 --   games                games played by the player (overall: by each player) with a judged choice
 --   loss_per_game        loss_pp / games
---   accuracy             the mean over judged choices of race_accuracy(loss) (macros.sql)
+--   accuracy             the mean over judged choices of the macro race_accuracy of the loss
 --   mistakes, blunders   judged choices losing more than f_race_mistake_pp (up to
 --                        f_race_blunder_pp) and more than f_race_blunder_pp
 with choices as (

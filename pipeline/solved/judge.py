@@ -45,7 +45,7 @@ SCHEMA = pa.schema(
         ("chance_made", pa.float64()),
         ("loss_pp", pa.float64()),
         ("best_key", pa.int64()),  # keeps: the best keep's dice key; bank-or-roll: 1 roll, 0 bank
-        ("why", pa.dictionary(pa.int8(), pa.string())),
+        ("why", pa.string()),
     ]
 )
 #: Why a choice is not judged by winning chance (the `why` column's dictionary; None: judged).
@@ -98,7 +98,7 @@ def race_choices(inputs: dict[str, pa.Table]) -> pa.Table:
         _arrow(made, pa.float64(), valid=judged),
         _arrow(loss, pa.float64(), valid=judged),
         _arrow(best_key, pa.int64(), valid=judged),
-        pa.DictionaryArray.from_arrays(codes, dictionary),
+        dictionary.take(codes),  # plain strings: every engine reads them
     ]
     return pa.Table.from_arrays(columns, schema=SCHEMA)
 
