@@ -21,23 +21,19 @@ final as (
         states.roll_key,
         states.kept_key,
         states.choice,
-        race.mover_total,
-        race.other_total,
+        states.mover_total,
+        states.other_total,
         judged.race_judged,
         judged.chance_best,
         judged.chance_made,
         judged.loss_pp,
         judged.best_key,
         judged.why
-    from int_choice_values as states
+    from int_race_choice_states as states
     inner join judged
         on states.game_no = judged.game_no
         and states.seq = judged.seq
         and (states.kind = 'keep') = judged.is_keep
-    inner join int_race_turns as race
-        on states.game_no = race.game_no
-        and states.player = race.player
-        and states.turn = race.turn
 )
 
 select * from final

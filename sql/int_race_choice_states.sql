@@ -1,9 +1,10 @@
--- Intermediate: every choice of the two-player games in scope (int_choice_values) with the
--- state the winning-chance yardstick needs: both banked totals at the turn's start
--- (int_race_turns). Numbers only (the ruleset by id: int_race_rulesets), so the Python model
--- that reads it (int_race_choices) holds millions of rows in little memory. `judged` is the
--- single-turn validity (a legal keep on the grid, a bank-or-roll following it);
--- pipeline.solved.judge adds the two-player checks.
+-- materialized: table
+-- Intermediate: every choice of the two-player games in scope (int_choice_values) with both
+-- banked totals at its turn's start (int_race_turns): the state the winning-chance yardstick
+-- judges it in. A table, so the choices are worked out once for the judge's input
+-- (int_race_judge_input) and the fact that joins its output back (fct_race_choices).
+-- `judged` is the single-turn validity (a legal keep on the grid, a bank-or-roll following
+-- it); pipeline.solved.judge adds the two-player checks.
 with choices as (
     select game_no, seq, kind, player, turn, ruleset_id, points, dice, opened, roll_key, kept_key, choice, judged
     from int_choice_values
@@ -13,15 +14,17 @@ final as (
     select
         choices.game_no,
         choices.seq,
-        choices.kind = 'keep' as is_keep,
+        choices.kind,
+        choices.player,
+        choices.turn,
         choices.ruleset_id,
         choices.points,
         choices.dice,
-        coalesce(choices.opened, false) as opened,
-        coalesce(choices.roll_key, 0) as roll_key,
-        coalesce(choices.kept_key, 0) as kept_key,
-        coalesce(choices.choice = 'roll', false) as rolled,
-        coalesce(choices.judged, false) as judged,
+        choices.opened,
+        choices.roll_key,
+        choices.kept_key,
+        choices.choice,
+        choices.judged,
         race.mover_total,
         race.other_total
     from choices

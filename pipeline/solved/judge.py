@@ -32,7 +32,7 @@ from pipeline.strategy import race as race_model
 #: accuracy of a choice = ACCURACY_A * exp(-ACCURACY_K * loss in pp) - ACCURACY_C, in [0, 100]:
 #: lichess's curve with the loss scaled by ten (docs/stats.md; sql/macros.sql race_accuracy).
 ACCURACY_A, ACCURACY_K, ACCURACY_C = 103.1668, 0.4354, 3.1669
-INPUT = "int_race_choice_states"
+INPUT = "int_race_judge_input"
 RULESETS = "int_race_rulesets"
 
 SCHEMA = pa.schema(
