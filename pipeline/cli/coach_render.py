@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from pipeline.strategy.judge import Judged
 
 TURN_ENDS = ("roll", "bank", "farkle")
+#: Terminals this wide get the winning-chance columns in the table itself.
+WIDE_COLUMNS = 110
 
 
 def event_seqs(judged: Sequence[Judged], events: Sequence[tuple[int, str]]) -> dict[tuple[str, int], int]:
@@ -78,7 +80,10 @@ def coach_text(
 ) -> None:
     """One row per choice: seq, player, turn, the turn's points, the dice (the roll a keep
     was taken from, or the dice left to roll), what was made, the best choice and the loss;
-    then a line per player. Expected values are in the JSON."""
+    then a line per player. Expected values are in the JSON. In a two-player game the
+    winning chance before each choice, the choice that keeps it and the points it lost are
+    three more columns on a terminal of WIDE_COLUMNS or more, else a line per choice after
+    the table (`seq N player: ...`), so no row wraps."""
     from pipeline.strategy.solver import MODEL_NOTE
 
     console.line(f"coach: game {game_id}")
@@ -88,6 +93,7 @@ def coach_text(
         f"left to roll; * marks a blunder (a loss above {threshold:g} expected points).",
         indent="  ",
     )
+    wide = race is not None and console.width >= WIDE_COLUMNS
     table = plain_table(
         ("seq", True),
         ("player", False),
@@ -97,13 +103,14 @@ def coach_text(
         ("made", False),
         ("best", False),
         ("loss", True),
-        *((("chance", True), ("win best", False), ("lost pp", True)) if race is not None else ()),
+        *((("chance", True), ("win best", False), ("lost pp", True)) if wide else ()),
     )
     for column in table.columns[4:7]:
         column.no_wrap = True  # dice and choices read as a whole or not at all
     totals: dict[str, list[float]] = {}
     not_judged: dict[str, list[int]] = {}
     race_totals: dict[str, list[float]] = {}
+    race_lines: list[str] = []
     for j, row in zip(judged, coach_rows(judged, threshold, seqs, race)):
         r = (race or {}).get((j.kind, j.seq))
         if r is not None:
@@ -111,9 +118,14 @@ def coach_text(
             rt[0] += 1
             rt[1] += r.loss_pp
         race_cells: tuple[str, ...] = ()
-        if race is not None:
+        if wide:
             race_cells = (
                 (f"{r.chance_best:.1%}", printable(r.best), f"{r.loss_pp:.2f}") if r is not None else ("", "", "-")
+            )
+        elif r is not None:
+            race_lines.append(
+                f"seq {row['seq']} {printable(j.player)}: chance {r.chance_best:.1%}, best {printable(r.best)}, "
+                f"lost {r.loss_pp:.2f} pp"
             )
         g = j.judgement
         per = totals.setdefault(j.player, [0, 0.0, 0, 0, 0])
@@ -153,8 +165,13 @@ def coach_text(
     if race is not None:
         from pipeline.strategy.race import MODEL_NOTE as RACE_NOTE
 
-        console.line(f"winning chance ({RACE_NOTE}): chance = before the choice, under best play; lost pp =")
-        console.line("percentage points of the game the choice gave up.", indent="  ")
+        console.line(
+            f"winning chance ({RACE_NOTE}): chance = before the choice, under best play; lost pp = "
+            "percentage points of the game the choice gave up.",
+            indent="  ",
+        )
+        for text in race_lines:
+            console.line(text, indent="    ")
         for player, (n, lost) in race_totals.items():
             console.line(f"  {player}: {n} choices judged, {lost:.2f} pp lost in the game", indent="    ")
 
