@@ -307,6 +307,8 @@ def stats(
                     "--section decision_loss_by_state, or --all"
                 )
                 continue
+            if name in RACE_TABLES and table.num_rows == 0:
+                continue  # no two-player game in scope: the single-turn tables say it all
             several = len(filters.players) > 1  # each of their rows, as --player gives one player's
             _print_text_table(name, table, all_rows=all_rows or name in named or several, player=filters.player)
         if MODEL_TABLES & set(tables):
@@ -315,7 +317,7 @@ def stats(
                 f"{blunder_threshold:g} points. Choices whose state is not valid (findings in the turn) are not judged.",
                 indent="  ",
             )
-        if RACE_TABLES & set(tables):
+        if any(tables[name].num_rows for name in RACE_TABLES & set(tables)):
             from pipeline.stats import RACE_BLUNDER_PP, RACE_MISTAKE_PP
 
             stdout.line(
