@@ -23,6 +23,8 @@ from pipeline.report.data import GameNotFound
 from pipeline.rules import RulesetError
 from pipeline.simulate.game import SimulationError
 from pipeline.stats.explore import QueryError, ReadOnlyError
+from pipeline.strategy.advice import AdviceError
+from pipeline.strategy.race import RaceUnsolved
 from pipeline.strategy.solver import SolverBudgetError
 
 PIPELINE = Path(__file__).resolve().parents[1] / "pipeline"
@@ -41,6 +43,8 @@ FAMILY = (
     SparkUnavailable,
     ReadOnlyError,
     QueryError,
+    RaceUnsolved,
+    AdviceError,
 )
 
 
