@@ -145,7 +145,8 @@ def test_one_vega_bundle_for_all_charts(page):
     doc = Tags(page)
     figures = [a for a in doc.all("figure") if a.get("data-chart")]
     specs = [a for a in doc.all("script") if (a.get("id") or "").startswith("spec-")]
-    assert len(figures) == len(specs) == 8  # bust, turns, decisions, two of decision quality, two of findings, dice
+    # rating over time, head to head, bust, turns, decisions, two of decision quality, two of findings, dice
+    assert len(figures) == len(specs) == 10
     assert page.count("window.vegaEmbed=") == 1
     # The bundle is most of the page; the data of a small dataset adds little.
     assert 0.5e6 < len(page.encode()) < 1.5e6

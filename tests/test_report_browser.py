@@ -204,6 +204,8 @@ def pages(tmp_path_factory) -> dict[str, Path]:
         (
             "report",
             {
+                "rating",
+                "head_to_head",
                 "bust",
                 "turns",
                 "decisions",

@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 from pipeline.cli.main import app
 from pipeline.dataset.layout import open_dataset
 from pipeline.ingest import ingest
-from pipeline.report import build_report, gather
+from pipeline.report import build_report, charts, gather, league_charts
 from pipeline.report import league as league_module
 from pipeline.report.bundle import javascript_bundle
 from pipeline.report.league import MIN_DECIDED, NoRatedPlayer
@@ -35,6 +35,7 @@ from pipeline.stats.fixtures import write_dataset
 from tests.test_league import HAND_GAMES, independent_pairs, seats
 from tests.test_league import game as hand_game
 from tests.test_report import GENERATED, HOSTILE, Tags, build_dataset, remote_sources
+from tests.test_report_snapshots import SNAPSHOTS, UPDATE as UPDATE_SNAPSHOTS
 
 runner = CliRunner()
 UTC = dt.timezone.utc
@@ -408,3 +409,99 @@ def test_no_rated_game_gives_notes_not_empty_charts(tmp_path):
     assert "No rated game with a time: no rating to chart." in text
     assert "No two players met in a finished game: no head to head to chart." in text
     assert 'id="chart-rating"' not in text and 'id="chart-head_to_head"' not in text
+
+
+def test_a_dataset_without_choice_states_has_standings_but_no_trends(tmp_path):
+    """Trends show each period's decision loss, judged in the turn state rolls carry since a
+    later version: a dataset written before gets the rest of the league and a note."""
+    ds = write_dataset(
+        tmp_path / "old", {"games": HAND_GAMES, "game_players": [s for g in HAND_GAMES for s in seats(g)]}
+    )
+    path = ds / "rolls" / "part-0.parquet"
+    pq.write_table(pq.read_table(path).drop(["points_before", "opened"]), path)
+    text = build_report(ds, generated=GENERATED)
+    assert re.search(r"<tbody><tr>.*?ana", section(text, "standings"), re.S)
+    assert "ingest the logs again for the trends" in panel(text, 1)
+    assert 'id="chart-rating"' in text
+
+
+# --------------------------------------------------------------------------- spec snapshots
+def snapshot_chart(name: str, variant: int = 0):
+    """The two league charts from small hand-made tables (as tests/test_report_snapshots.py
+    does for the others); `variant` changes the values and the players, not the spec."""
+    import pyarrow as pa
+
+    players = ["ana", "bo"] if variant == 0 else ["cy", "dee", "eve"]
+    if name == "rating_history":
+        steps = pa.Table.from_pylist(
+            [
+                {
+                    "player": p,
+                    "moment": dt.datetime(2026, 3, 1 + d + variant, tzinfo=UTC),
+                    "unit": "game",
+                    "games": 1,
+                    "rated_games": d + 1,
+                    "mu": 25.0 + d + variant,
+                    "sigma": 8.0 - d,
+                    "ordinal": 1.0 + d,
+                }
+                for p in players
+                for d in range(3)
+            ]
+        )
+        return league_charts.rating_history(steps, players)
+    cells = pa.Table.from_pylist(
+        [
+            {
+                "player": p,
+                "opponent": q,
+                "games": 6 + variant,
+                "above": 4,
+                "below": 2 + variant,
+                "tied": 0,
+                "share": 4 / (6 + variant),
+                "share_lo": 0.3,
+                "share_hi": 0.9,
+                "before_games": 3,
+                "before_share": 0.5,
+                "after_games": 3 + variant,
+                "after_share": 0.7,
+            }
+            for p in players
+            for q in players
+            if p != q
+        ]
+    )
+    return league_charts.head_to_head(cells, players, players, MIN_DECIDED)
+
+
+def skeleton(chart) -> dict:
+    """charts.spec_skeleton, and the players' names these charts order their axes and legend
+    by (lists of names under `sort` and `domain`) left out too."""
+
+    def walk(node):
+        if isinstance(node, dict):
+            return {
+                k: "<players>"
+                if k in ("sort", "domain") and isinstance(v, list) and all(isinstance(x, str) for x in v)
+                else walk(v)
+                for k, v in node.items()
+            }
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(charts.spec_skeleton(chart))
+
+
+@pytest.mark.parametrize("name", ["rating_history", "head_to_head"])
+def test_league_chart_specs_match_their_snapshots(name):
+    skeleton_ = skeleton(snapshot_chart(name))
+    assert skeleton_ == skeleton(snapshot_chart(name, 1))  # the data is left out
+    assert "ana" not in json.dumps(skeleton_)
+    text = json.dumps(skeleton_, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    path = SNAPSHOTS / f"report_{name}.json"
+    if UPDATE_SNAPSHOTS:
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"no snapshot {path.name}: run with UPDATE_SNAPSHOTS=1 and review it"
+    assert text == path.read_text(encoding="utf-8"), f"{name}: the spec changed (see tests/test_report_snapshots.py)"

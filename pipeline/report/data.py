@@ -132,7 +132,9 @@ def gather(
         games = {name: run(con, f"rpt_report_{name}", models) for name in GAME_TABLES}
         league_data = None
         if dispute_game is None:  # a dispute page is about one game: no league
-            league_data = gather_league(con, models, filters, league, stats.get("blunders"), f"dataset {ds.path}")
+            league_data = gather_league(
+                con, models, filters, league, stats.get("blunders"), f"dataset {ds.path}", judged
+            )
     summary = stats["player_summary"]
     per_player = summary.filter(pc.equal(summary["scope"], "player"))
     ranked = per_player.sort_by([("turns", "descending"), ("player", "ascending")])

@@ -30,7 +30,7 @@ PLAYER_OPPONENTS = 10  # head-to-head rows listed per player (most games togethe
 MIN_DECIDED = 5  # a head-to-head cell is coloured only with this many games one of the two won
 MIN_PERIOD_GAMES = 5  # a trends row with fewer finished games is marked as too few to read
 
-STATS_TABLES = ("ratings", "head_to_head", "trends", "games_left_out")  # sql/rpt_<name>.sql
+STATS_TABLES = ("ratings", "head_to_head", "games_left_out", "trends")  # sql/rpt_<name>.sql
 REPORT_TABLES = ("rating_steps", "player_games")  # pipeline/report/sql/rpt_report_<name>.sql
 
 
@@ -45,7 +45,7 @@ class LeagueData:
     league: League
     ratings: pa.Table  # rpt_ratings: every listed player, best first
     head_to_head: pa.Table  # rpt_head_to_head (the --player rows, or every pair)
-    trends: pa.Table  # rpt_trends of the shown players
+    trends: pa.Table | None  # rpt_trends of the shown players (None: the dataset predates choice states)
     rating_steps: pa.Table  # rpt_report_rating_steps
     player_games: pa.Table  # rpt_report_player_games
     left_out: dict[str, dict]  # rpt_games_left_out, by figure
@@ -74,12 +74,16 @@ def gather_league(
     league: League,
     blunders: pa.Table | None,
     where: str = "the dataset",
+    judged: bool = True,
 ) -> LeagueData:
     """Run the league models on `con` (a stats session under `filters` and `league`).
 
     Raises NoRatedPlayer when `league.min_games` leaves nobody in the standings (as `stats
-    --section ratings --min-games N` refuses it)."""
-    tables = {name: run(con, f"rpt_{name}", models) for name in STATS_TABLES}
+    --section ratings --min-games N` refuses it). judged=False: the dataset was written before
+    rolls and decisions carried their corrected state, which the trends' decision loss needs:
+    no trends."""
+    names = STATS_TABLES if judged else tuple(n for n in STATS_TABLES if n != "trends")
+    tables = {name: run(con, f"rpt_{name}", models) for name in names}
     ratings = tables["ratings"]
     if league.min_games and ratings.num_rows == 0:
         raise NoRatedPlayer(f"no player in {where} has {league.min_games:,} rated games (--min-games)")
@@ -97,8 +101,9 @@ def gather_league(
         columns = _players_by_games(h2h, rows)[:MATRIX_PLAYERS]
     else:
         rows = columns = shown[:MATRIX_PLAYERS]
-    trends = tables["trends"]
-    trends = trends.filter(pc.is_in(trends["player"], value_set=pa.array(shown, pa.string())))
+    trends = tables.get("trends")
+    if trends is not None:
+        trends = trends.filter(pc.is_in(trends["player"], value_set=pa.array(shown, pa.string())))
     steps = report["rating_steps"]
     units = {u for u in steps.column("unit").to_pylist() if u is not None}
     return LeagueData(

@@ -17,6 +17,7 @@ from pipeline.report.charts import MAX_ROWS, WIDTH, TooManyRows
 
 DAY_FORMAT = "%Y-%m-%d"
 GAME_FORMAT = "%Y-%m-%d %H:%M"
+LEGEND_LIMIT = 200  # names a legend lists before it drops the rest (Vega-Lite's default is 30)
 
 
 def _rows(table: pa.Table, columns: list[str]) -> list[dict[str, Any]]:
@@ -63,7 +64,7 @@ def rating_history(steps: pa.Table, players: list[str]) -> alt.LayerChart:
         title="Player (click to pick)",
         sort=players,
         scale=alt.Scale(domain=players, scheme="tableau20"),
-        legend=alt.Legend(orient="right", symbolLimit=len(players) or 1),
+        legend=alt.Legend(orient="right", symbolLimit=LEGEND_LIMIT),
     )
     tooltip = [
         alt.Tooltip("player:N", title="player"),
@@ -75,7 +76,12 @@ def rating_history(steps: pa.Table, players: list[str]) -> alt.LayerChart:
         alt.Tooltip("sigma:Q", title="σ", format=".2f"),
     ]
     opacity = alt.condition(pick, alt.value(1.0), alt.value(0.15))
-    lines = alt.Chart().mark_line(strokeWidth=1.5).encode(x=x, y=y, color=color, opacity=opacity).add_params(pick)
+    lines = (
+        alt.Chart(name="rating_lines")  # a fixed view name: the legend pick is bound to it
+        .mark_line(strokeWidth=1.5)
+        .encode(x=x, y=y, color=color, opacity=opacity)
+        .add_params(pick)
+    )
     points = (
         alt.Chart().mark_point(filled=True, size=18).encode(x=x, y=y, color=color, opacity=opacity, tooltip=tooltip)
     )

@@ -215,6 +215,11 @@ def rating_line(data: LeagueData, player: str) -> str:
 
 
 def trends_table(data: LeagueData, player: str) -> str:
+    if data.trends is None:
+        return (
+            '<p class="note">This dataset was written before rolls and decisions carried the corrected turn state '
+            "the trends' decision loss needs: ingest the logs again for the trends.</p>"
+        )
     rows = rows_of(data.trends, player)
     if not rows:
         return '<p class="note">No games in these filters.</p>'
@@ -244,16 +249,18 @@ def opponents_table(data: LeagueData, player: str) -> str:
 
     def share(r: dict, prefix: str = "") -> str:
         value = r[f"{prefix}share"]
-        if value is None:
-            return "–"
-        return fmt_pct(value, 0)
+        return "–" if value is None else fmt_pct(value, 0)
+
+    def seated(r: dict, prefix: str) -> str:
+        """The share over the games of one seating, with how many there were."""
+        games = r[f"{prefix}games"]
+        return f"{share(r, prefix)} of {fmt_int(games)}" if games else "–"
 
     body = "".join(
         f"<tr><th scope=\"row\">{_player_cell(data, r['opponent'])}</th><td>{fmt_int(r['games'])}</td>"
         f"<td>{fmt_int(r['above'])}</td><td>{fmt_int(r['below'])}</td><td>{fmt_int(r['tied'])}</td>"
         f"<td>{share(r)}</td><td>{fmt_pct(r['share_lo'], 0)} – {fmt_pct(r['share_hi'], 0)}</td>"
-        f"<td>{share(r, 'before_')} of {fmt_int(r['before_games'])}</td>"
-        f"<td>{share(r, 'after_')} of {fmt_int(r['after_games'])}</td></tr>"
+        f"<td>{seated(r, 'before_')}</td><td>{seated(r, 'after_')}</td></tr>"
         for r in shown
     )
     more = f" The {len(shown)} opponents met most often, of {len(rows):,}." if len(rows) > len(shown) else ""
