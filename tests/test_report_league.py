@@ -505,3 +505,17 @@ def test_league_chart_specs_match_their_snapshots(name):
         path.write_text(text, encoding="utf-8")
     assert path.exists(), f"no snapshot {path.name}: run with UPDATE_SNAPSHOTS=1 and review it"
     assert text == path.read_text(encoding="utf-8"), f"{name}: the spec changed (see tests/test_report_snapshots.py)"
+
+
+def test_since_and_until_make_a_season_on_the_page_too(league_ds):
+    """--since/--until select the league's games: the page's standings are `stats`' under the
+    same filters (ratings start afresh at the season's first game)."""
+    starts = sorted(g["first_ts"] for g in table_rows(league_ds, "games") if g["first_ts"] is not None)
+    since = starts[len(starts) // 2].astimezone(UTC).date()
+    until = starts[-1].astimezone(UTC).date()
+    season = Filters(since=since, until=until)
+    want = compute(league_ds, season, ["ratings"])["ratings"].to_pylist()
+    assert want != compute(league_ds, sections=["ratings"])["ratings"].to_pylist()
+    data = gather(league_ds, season)
+    assert data.league.ratings.to_pylist() == want
+    assert data.league.shown == [r["player"] for r in want][: league_module.LEAGUE_PLAYERS]
