@@ -182,8 +182,8 @@ def test_min_games_narrows_the_standings_and_nothing_left_is_an_error(league_ds,
 
 # --------------------------------------------------------------------------- rating over time
 def last_per_step(history: list[dict], players: list[str], step) -> list[dict]:
-    """Each player's rating after their last game of each step (a game's start, or a day),
-    counted here from the rating history's rows."""
+    """Each player's rating after their last game of each step (a game's start, a day or a
+    week), counted here from the rating history's rows; the ratings to the chart's digits."""
     out: dict[tuple, dict] = {}
     for r in sorted(history, key=lambda r: r["rated_games"]):
         if r["player"] in players and r["start_ts"] is not None:
@@ -194,9 +194,9 @@ def last_per_step(history: list[dict], players: list[str], step) -> list[dict]:
                 "moment": iso(step(r["start_ts"])),
                 "games": games,
                 "rated_games": r["rated_games"],
-                "mu": r["mu"],
-                "sigma": r["sigma"],
-                "ordinal": r["ordinal"],
+                "mu": round(r["mu"], league_charts.RATING_DIGITS),
+                "sigma": round(r["sigma"], league_charts.RATING_DIGITS),
+                "ordinal": round(r["ordinal"], league_charts.RATING_DIGITS),
             }
     return sorted(out.values(), key=lambda r: (r["player"], r["moment"]))
 
@@ -210,28 +210,39 @@ def test_the_rating_chart_is_the_rating_history_after_every_game(data, page, mod
     shown = data.league.shown
     assert shown == models["ratings"].column("player").to_pylist()[: league_module.LEAGUE_PLAYERS]
     points = spec_data(page, "rating")
-    assert {p["unit"] for p in points} == {"game"}
+    assert data.league.rating_unit == "game"
+    assert all(p["when"].endswith(" UTC") and len(p["when"]) == len("2026-03-01 10:00 UTC") for p in points)
     history = models["rating_history"].to_pylist()
     want = last_per_step(history, shown, lambda ts: ts)
     assert chart_points(points) == want
     assert sum(p["games"] for p in points) == sum(1 for r in history if r["player"] in shown)
 
 
-def test_past_the_cap_the_rating_chart_has_one_point_per_player_and_day(league_ds, models, monkeypatch):
-    monkeypatch.setattr(league_module, "RATING_POINTS", 10)
-    data = gather(league_ds)
-    text = render(data, "league", javascript_bundle(), GENERATED)
-    points = spec_data(text, "rating")
-    assert {p["unit"] for p in points} == {"day"}
+def day(ts: dt.datetime) -> dt.datetime:
+    ts = ts.astimezone(UTC)
+    return dt.datetime(ts.year, ts.month, ts.day, tzinfo=UTC)
 
-    def day(ts: dt.datetime) -> dt.datetime:
-        ts = ts.astimezone(UTC)
-        return dt.datetime(ts.year, ts.month, ts.day, tzinfo=UTC)
 
-    assert chart_points(points) == last_per_step(models["rating_history"].to_pylist(), data.league.shown, day)
-    assert "each point is a player's rating after their last game of a day (UTC)" in html.unescape(
-        section(text, "rating")
-    )
+def week(ts: dt.datetime) -> dt.datetime:
+    return day(ts) - dt.timedelta(days=ts.astimezone(UTC).weekday())
+
+
+def test_past_the_cap_the_rating_chart_has_one_point_per_player_and_day_then_week(data, league_ds, models, monkeypatch):
+    history = models["rating_history"].to_pylist()
+    shown = data.league.shown
+    days = len(last_per_step(history, shown, day))
+    assert days < sum(1 for r in history if r["player"] in shown)  # a day holds several games of someone
+    for cap, unit, step, words in ((days, "day", day, "a day (UTC)"), (days - 1, "week", week, "a week (from Monday")):
+        monkeypatch.setattr(league_module, "RATING_POINTS", cap)
+        capped = gather(league_ds)
+        assert capped.league.rating_unit == unit
+        text = render(capped, "league", javascript_bundle(), GENERATED)
+        points = spec_data(text, "rating")
+        assert chart_points(points) == last_per_step(history, shown, step)
+        assert all(len(p["when"]) == len("2026-03-01 UTC") for p in points)
+        assert f"each point is a player's rating after their last game of {words}" in html.unescape(
+            section(text, "rating")
+        )
 
 
 # --------------------------------------------------------------------------- head to head

@@ -23,7 +23,7 @@ from pipeline.stats.runner import Model, set_variables
 LEAGUE_PLAYERS = 30  # players with a line in the rating chart and a panel of their own (best rated first)
 STANDINGS_ROWS = 100  # rows of the standings table
 MATRIX_PLAYERS = 20  # rows and columns of the head-to-head matrix
-RATING_POINTS = 2_000  # past this many rated games of the shown players, one point per player and day
+RATING_POINTS = 1_500  # most points of the rating chart: past it, one per player and day, then week
 PLAYER_GAMES = 10  # games with findings listed per player
 PLAYER_CHOICES = 5  # costliest choices listed per player
 PLAYER_OPPONENTS = 10  # head-to-head rows listed per player (most games together first)
@@ -54,7 +54,7 @@ class LeagueData:
     matrix_columns: list[str]  # and opponents, in order
     blunders: pa.Table | None = None  # stats `blunders` (None: decision quality not computed)
     filtered: bool = False  # --player given: the shown players are those
-    rating_unit: str = "game"  # 'game' or 'day': one point per rated game, or per day
+    rating_unit: str = "game"  # 'game', 'day' or 'week': one point per rated game, or per day or week
     notes: list[str] = field(default_factory=list)
 
 

@@ -31,31 +31,38 @@ def _title(text: str, subtitle: str) -> alt.Title:
     return alt.Title(text, subtitle=subtitle, anchor="start")
 
 
+RATING_DIGITS = 3  # decimals of mu, sigma and the ordinal in the chart's data (the tooltips show 2)
+STEP_WORDS = {"game": "game started", "day": "day", "week": "week from"}
+
+
 def _utc_text(moment: dt.datetime, unit: str) -> tuple[str, str]:
     """(the instant as ISO text Vega reads as UTC, the same for a tooltip)."""
     moment = moment.astimezone(dt.timezone.utc)
     iso = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return iso, moment.strftime(DAY_FORMAT if unit == "day" else GAME_FORMAT) + " UTC"
+    return iso, moment.strftime(GAME_FORMAT if unit == "game" else DAY_FORMAT) + " UTC"
 
 
-def rating_points(steps: pa.Table) -> list[dict[str, Any]]:
-    """The chart's rows: the dated rows of rpt_report_rating_steps, with `moment` as ISO text."""
+def rating_points(steps: pa.Table) -> tuple[str, list[dict[str, Any]]]:
+    """(the step: game, day or week; the chart's rows): the dated rows of
+    rpt_report_rating_steps, `moment` as ISO text, the ratings to RATING_DIGITS decimals."""
     rows = _rows(steps, ["player", "moment", "unit", "games", "rated_games", "mu", "sigma", "ordinal"])
+    unit = next((r["unit"] for r in rows if r["unit"] is not None), "game")
     out = []
     for row in rows:
-        if row["moment"] is None:
+        if row.pop("unit") is None:
             continue  # rated games without a time: said under the chart
-        row["moment"], row["when"] = _utc_text(row["moment"], row["unit"])
+        row["moment"], row["when"] = _utc_text(row["moment"], unit)
+        for name in ("mu", "sigma", "ordinal"):
+            row[name] = round(row[name], RATING_DIGITS)
         out.append(row)
-    return out
+    return unit, out
 
 
 def rating_history(steps: pa.Table, players: list[str]) -> alt.LayerChart:
     """Each player's ordinal (mu - 3 sigma, what the standings sort by) after every rated
-    game, or after the last game of each day, on a date axis; `players` orders the legend
-    (best rated first). Clicking a name in the legend brings that player's line forward."""
-    rows = rating_points(steps)
-    unit = rows[0]["unit"] if rows else "game"
+    game, or after the last game of each day or week, on a date axis; `players` orders the
+    legend (best rated first). Clicking a name in the legend brings that player's line forward."""
+    unit, rows = rating_points(steps)
     pick = alt.selection_point(fields=["player"], bind="legend", name="rating_player")
     x = alt.X("moment:T", title="Date (UTC)", scale=alt.Scale(type="utc"), axis=alt.Axis(labelAngle=-40))
     y = alt.Y("ordinal:Q", title="Rating (ordinal: μ − 3σ)", scale=alt.Scale(zero=False))
@@ -68,9 +75,11 @@ def rating_history(steps: pa.Table, players: list[str]) -> alt.LayerChart:
     )
     tooltip = [
         alt.Tooltip("player:N", title="player"),
-        alt.Tooltip("when:N", title="day" if unit == "day" else "game started"),
+        alt.Tooltip("when:N", title=STEP_WORDS[unit]),
         alt.Tooltip("rated_games:Q", title="rated games so far", format=","),
-        alt.Tooltip("games:Q", title="rated games " + ("that day" if unit == "day" else "at this time"), format=","),
+        alt.Tooltip(
+            "games:Q", title="rated games " + ("at this time" if unit == "game" else f"that {unit}"), format=","
+        ),
         alt.Tooltip("ordinal:Q", title="ordinal (μ − 3σ)", format=".2f"),
         alt.Tooltip("mu:Q", title="μ", format=".2f"),
         alt.Tooltip("sigma:Q", title="σ", format=".2f"),
@@ -85,7 +94,7 @@ def rating_history(steps: pa.Table, players: list[str]) -> alt.LayerChart:
     points = (
         alt.Chart().mark_point(filled=True, size=18).encode(x=x, y=y, color=color, opacity=opacity, tooltip=tooltip)
     )
-    step = "after the last game of each day" if unit == "day" else "after every rated game"
+    step = "after every rated game" if unit == "game" else f"after the last game of each {unit}"
     return alt.layer(lines, points, data=alt.Data(values=rows)).properties(  # type: ignore[return-value]  # .properties() is typed for any chart
         width=WIDTH,
         height=300,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import pyarrow.compute as pc
+
 from pipeline.report import league_charts
 from pipeline.report.league import (
     MATRIX_PLAYERS,
@@ -160,10 +162,11 @@ def rating_section(data: LeagueData, figs: list[Figure | str]) -> str:
             f"The chart draws the {len(data.shown)} best rated players of {rated:,}; "
             "`--player NAME` (repeatable) draws anyone."
         )
-    if data.rating_unit == "day":
+    if data.rating_unit != "game":
+        step = "a day (UTC)" if data.rating_unit == "day" else "a week (from Monday, UTC)"
         notes.append(
             f"These players have more than {RATING_POINTS:,} rated games, so each point is a player's rating after "
-            "their last game of a day (UTC), not after every game."
+            f"their last game of {step}, not after every game."
         )
     undated = [s for s in data.rating_steps.to_pylist() if s["moment"] is None]
     if undated:
@@ -276,13 +279,13 @@ def opponents_table(data: LeagueData, player: str) -> str:
 def choices_table(data: LeagueData, player: str, threshold: Any) -> str:
     if data.blunders is None:
         return '<p class="note">Choices are not judged for this dataset (see Decision quality).</p>'
-    rows = rows_of(data.blunders, player)
-    if not rows:
+    mine = data.blunders.filter(pc.equal(data.blunders["player"], player))  # worst first, as rpt_blunders
+    if not mine.num_rows:
         return (
             f'<p class="note">No choice gave up more than {fmt_num(threshold)} expected points (the blunder '
             "threshold of Decision quality).</p>"
         )
-    shown = rows[:PLAYER_CHOICES]
+    shown = mine.slice(0, PLAYER_CHOICES).to_pylist()
     body = "".join(
         f"<tr><td>{esc(r['game_id'])}</td><td>{fmt_int(r['seq'])}</td>"
         f"<td>{esc('keep from ' + r['roll'] if r['kind'] == 'keep' else 'bank or roll')}</td>"
@@ -294,7 +297,7 @@ def choices_table(data: LeagueData, player: str, threshold: Any) -> str:
         '<div class="scroll"><table class="compact choices"><thead><tr><th>game</th><th>seq</th><th>choice</th>'
         "<th>turn points</th><th>dice</th><th>made</th><th>best</th><th>loss (points)</th></tr></thead>"
         f'<tbody>{body}</tbody></table></div><p class="how">The {len(shown)} choices that gave up the most expected '
-        f"points in one turn, of {len(rows):,} above {fmt_num(threshold)} points (single-turn model, see Decision "
+        f"points in one turn, of {mine.num_rows:,} above {fmt_num(threshold)} points (single-turn model, see Decision "
         "quality).</p>"
     )
 
