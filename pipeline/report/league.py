@@ -10,7 +10,7 @@ points (rpt_report_rating_steps) and each shown player's games with findings
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -55,7 +55,6 @@ class LeagueData:
     blunders: pa.Table | None = None  # stats `blunders` (None: decision quality not computed)
     filtered: bool = False  # --player given: the shown players are those
     rating_unit: str = "game"  # 'game', 'day' or 'week': one point per rated game, or per day or week
-    notes: list[str] = field(default_factory=list)
 
 
 def _players_by_games(h2h: pa.Table, rows: list[str]) -> list[str]:
