@@ -211,12 +211,13 @@ def pages(tmp_path_factory) -> dict[str, Path]:
                 "decisions",
                 "quality_state",
                 "quality_players",
+                "race_loss",
                 "findings_by_code",
                 "findings_over_time",
                 "dice",
             },
         ),
-        ("game", {"dispute"}),  # the dispute page is about its game: no population charts
+        ("game", {"dispute", "dispute_race"}),  # the dispute page is about its game: no population charts
         ("empty", set()),
     ],
 )
