@@ -20,6 +20,7 @@ from pipeline.errors import UserError
 from pipeline.ingest.run import InputErrors
 from pipeline.reader.inputs import InputError
 from pipeline.report.data import GameNotFound
+from pipeline.report.league import NoRatedPlayer
 from pipeline.rules import RulesetError
 from pipeline.simulate.game import SimulationError
 from pipeline.stats.explore import QueryError, ReadOnlyError
@@ -40,6 +41,7 @@ FAMILY = (
     SheetError,
     SolverBudgetError,
     GameNotFound,
+    NoRatedPlayer,
     SparkUnavailable,
     ReadOnlyError,
     QueryError,

@@ -20,7 +20,7 @@ from pipeline.dataset.layout import Dataset
 from pipeline.report.bundle import javascript_bundle
 from pipeline.report.data import GameNotFound, ReportData, gather
 from pipeline.report.page import SECTIONS, render
-from pipeline.stats import Filters
+from pipeline.stats import Filters, League
 
 __all__ = ["GameNotFound", "ReportData", "SECTIONS", "build_report", "default_title", "gather", "write_report"]
 
@@ -38,9 +38,11 @@ def build_report(
     title: str | None = None,
     game: str | None = None,
     generated: dt.datetime | None = None,
+    league: League = League(),
 ) -> str:
-    """The report page as a string (raises DatasetError, GameNotFound)."""
-    data = gather(dataset, filters, dispute_game=game)
+    """The report page as a string (raises DatasetError, GameNotFound, NoRatedPlayer).
+    `league`: the standings' --min-games and the trends' period."""
+    data = gather(dataset, filters, dispute_game=game, league=league)
     return render(data, title or default_title(data), javascript_bundle(), generated)
 
 
@@ -51,9 +53,10 @@ def write_report(
     *,
     title: str | None = None,
     game: str | None = None,
+    league: League = League(),
 ) -> Path:
     """Write the page to `out` (replaced whole: a reader never sees half a page)."""
-    page = build_report(dataset, filters, title=title, game=game)
+    page = build_report(dataset, filters, title=title, game=game, league=league)
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(
