@@ -129,7 +129,7 @@ def audit_sources(
             sources, rules, problems.append, on_item, max_line_bytes=max_line_bytes, give_up=True, jit=jit
         )
     except audit_fast.MostlyBad:  # a log of mostly bad lines: one reference pass is cheaper than two
-        fresh = [InputSource(s.name, path=s.path) for s in sources]  # no stdin here: files read again
+        fresh = [s.fresh() for s in sources]  # no stdin here: files read again
         advance = (lambda: on_item(1)) if on_item is not None else None
         return audit_stream(
             read_events(fresh, on_problem=on_problem, max_line_bytes=max_line_bytes),

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import duckdb
 import pyarrow as pa
 
+from pipeline import storage
 from pipeline.dataset.layout import Dataset, open_dataset
 from pipeline.engines.spark import transpile
 from pipeline.stats import Filters, League, filter_variables, plan_sections
@@ -41,6 +42,8 @@ from pipeline.dataset.tables import TABLES
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+BATCH_ROWS = 65_536  # rows per Arrow batch from a task (spark.sql.execution.arrow.maxRecordsPerBatch's scale)
 
 
 def compute(
@@ -153,16 +156,32 @@ def _source(spark: "SparkSession", ds: Dataset, table: str) -> "DataFrame":
     files = table_files(ds, table)
     if not files:
         return spark.createDataFrame(TABLES[table].empty_table())
-    return spark.read.schema(from_arrow_schema(TABLES[table])).parquet(*files)
+    schema = from_arrow_schema(TABLES[table])
+    if any(storage.is_url(f) for f in files):
+        return _read_through_storage(spark, files, table, schema)
+    return spark.read.schema(schema).parquet(*files)
+
+
+def _read_through_storage(spark: "SparkSession", files: list[str], table: str, schema) -> "DataFrame":
+    """The files of a dataset on an object store, read by Spark tasks through
+    pipeline.storage (fsspec), one task per file: Spark's own reader would need the
+    store's Hadoop connector (hadoop-aws for s3a://) on every executor, which a pip install
+    of pyspark does not bring."""
+    arrow_schema = TABLES[table]
+
+    def read(batches):
+        for batch in batches:
+            for url in batch.column("url").to_pylist():
+                data = storage.read_parquet(url, schema=arrow_schema)
+                yield from data.to_batches(max_chunksize=BATCH_ROWS)
+
+    listing = spark.createDataFrame([(f,) for f in files], "url string").repartition(len(files))
+    return listing.mapInArrow(read, schema)
 
 
 def table_files(ds: Dataset, table: str) -> list[str]:
     """The files of `table` that the dataset's manifest lists (never a directory listing)."""
-    listed = getattr(ds, "table_files", None)
-    if callable(listed):
-        return [str(p) for p in listed(table)]
-    root = ds.root or ds.path
-    return [str(root / table / name) for name in ds.manifest.get("tables", {}).get(table, [])]
+    return [str(p) for p in ds.table_files(table)]
 
 
 def duckdb_schemas(
