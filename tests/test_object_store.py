@@ -283,3 +283,9 @@ def test_logs_named_by_glob_and_prefix_on_s3(logs):
 def test_a_url_whose_filesystem_is_not_installed_is_exit_2(tmp_path):
     out = CliRunner().invoke(app, ["ingest", "nosuchfs://bucket/logs", "--out", str(tmp_path / "ds")])
     assert out.exit_code == 2 and "nosuchfs://" in out.stderr and "Traceback" not in out.output
+
+
+def test_dataset_check_and_repair_say_they_work_on_local_datasets(both):
+    for command in ("check", "repair"):
+        out = CliRunner().invoke(app, ["dataset", command, both["s3"][0]])
+        assert out.exit_code == 2 and "works on a local dataset" in out.stderr, out.output

@@ -87,6 +87,7 @@ class SparkEngine:
 
     spark: "SparkSession"
     range_bytes: int | None = None
+    last: "SparkReading | None" = None  # the latest reading (its `checks` say how the tasks ran)
 
     @property
     def parallelism(self) -> int:
@@ -97,12 +98,13 @@ class SparkEngine:
             return max(1, int(self.spark.conf.get("spark.sql.shuffle.partitions", "2") or "2"))
 
     def reading(self, config: Config, stored: incremental.Stored, progress) -> "SparkReading":
-        return SparkReading(self, config, stored, progress)
+        self.last = SparkReading(self, config, stored, progress)
+        return self.last
 
 
 @dataclass
 class TaskChecks:
-    """What the tasks report about how they ran (bench/spark_stages.py and the tests read it)."""
+    """What the tasks report about how they ran (bench/spark.py and the tests read it)."""
 
     bulk_rows: int = 0  # events decoded by the compiled scan, the local engine's fast parse
     compiled_in_task: int = 0  # scan compilations in tasks: 0 once the compile cache is warm

@@ -58,6 +58,7 @@ def compute(
     """The report tables of `sections`, as `pipeline.stats.compute` gives them."""
     names, with_odds, with_policy = plan_sections(sections)
     with session(spark, dataset, filters, with_odds, with_policy, blunder_threshold, league) as models:
+        models.plan_types([f"rpt_{name}" for name in names])
         return {name: models.report(f"rpt_{name}") for name in names}
 
 
@@ -72,6 +73,7 @@ class SparkModels:
         self.macros = transpile.load_macros(SQL_DIR / f"{MACROS}.sql")
         self.cached: list[str] = []
         self._built: set[str] = set()
+        self._types: dict[str, pa.Schema] = {}
 
     def sql(self, name: str) -> str:
         """The model's Spark SQL, filters bound."""
@@ -102,9 +104,15 @@ class SparkModels:
             return self.spark.table(name).toArrow()
         return self.spark.sql(self.sql(name)).toArrow()
 
+    def plan_types(self, reports: list[str]) -> None:
+        """The DuckDB types of these reports, found in one DuckDB pass (not one per report)."""
+        self._types.update(duckdb_schemas(reports, self.models, self.aux, self.variables))
+
     def report(self, name: str) -> pa.Table:
         """A report's rows with the types DuckDB gives it."""
-        return self.run(name).cast(duckdb_schemas([name], self.models, self.aux, self.variables)[name])
+        if name not in self._types:
+            self.plan_types([name])
+        return self.run(name).cast(self._types[name])
 
     def close(self) -> None:
         for name in self.cached:
