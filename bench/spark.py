@@ -65,10 +65,41 @@ def session(cores: int, event_log: Path | None):
     return spark, time.perf_counter() - started
 
 
+def _cpu_self_and_children() -> float:
+    import resource
+
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def _cpu_of(pid: int | None) -> float:
+    """CPU seconds of a running process (the JVM), from /proc."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _jvm_pid(spark) -> int | None:
+    try:
+        return spark.sparkContext._gateway.proc.pid
+    except Exception:
+        return None
+
+
+CPU: dict[str, list[float]] = {"local ingest": [], "spark ingest": []}
+
+
 def ingest_local(log: Path, out: Path, workers: int | None = None) -> float:
     from pipeline.ingest.run import ingest
 
-    return ingest([str(log)], out, workers=workers).seconds
+    cpu = _cpu_self_and_children()
+    seconds = ingest([str(log)], out, workers=workers).seconds
+    CPU["local ingest"].append(_cpu_self_and_children() - cpu)
+    return seconds
 
 
 def ingest_spark(spark, log: Path, out: Path) -> tuple[float, dict]:
@@ -76,9 +107,22 @@ def ingest_spark(spark, log: Path, out: Path) -> tuple[float, dict]:
     from pipeline.ingest.run import ingest
 
     engine = SparkEngine(spark)
+    jvm = _jvm_pid(spark)
     started = time.time()
+    driver, java = _cpu_self_and_children(), _cpu_of(jvm)
     seconds = ingest([str(log)], out, engine=engine).seconds
     checks = engine.last.checks if engine.last else None
+    driver, java = _cpu_self_and_children() - driver, _cpu_of(jvm) - java
+    tasks = (checks.parse_cpu + checks.replay_cpu) if checks else 0.0
+    CPU["spark ingest"].append(driver + java + tasks)
+    print(
+        f"  spark ingest CPU s: driver {driver:.1f}, JVM {java:.1f}, Python tasks {tasks:.1f} "
+        f"(parse {checks.parse_cpu:.1f} of {checks.parse_wall:.1f} s in tasks, "
+        f"replay {checks.replay_cpu:.1f} of {checks.replay_wall:.1f} s)"
+        if checks
+        else "",
+        flush=True,
+    )
     return seconds, {"started": started, "ended": time.time(), "checks": checks}
 
 
@@ -215,6 +259,11 @@ def main() -> None:
                 print(f"{name:<14} {statistics.median(values):>9.1f}  {runs}")
         ratio = statistics.median(results["spark ingest"]) / statistics.median(results["local ingest"])
         print(f"\nspark/local ingest: {ratio:.2f}x (goal <= 2.0)")
+        cpu = statistics.median(CPU["spark ingest"]) / statistics.median(CPU["local ingest"])
+        print(
+            f"spark/local ingest CPU seconds: {cpu:.2f}x (local {statistics.median(CPU['local ingest']):.1f} s: "
+            f"this process and its workers; spark: driver, JVM and Python tasks)"
+        )
         if not args.no_stats:
             ratio = statistics.median(results["spark stats"]) / statistics.median(results["local stats"])
             print(f"spark/local stats:  {ratio:.2f}x (goal <= 3.0)")

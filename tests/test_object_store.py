@@ -289,3 +289,14 @@ def test_dataset_check_and_repair_say_they_work_on_local_datasets(both):
     for command in ("check", "repair"):
         out = CliRunner().invoke(app, ["dataset", command, both["s3"][0]])
         assert out.exit_code == 2 and "works on a local dataset" in out.stderr, out.output
+
+
+def test_audit_reads_logs_on_s3_as_local_files(logs):
+    local, base = logs
+    names = ["a-first-half.jsonl", "b-second-half.jsonl.gz", "c-split-1.jsonl", "d-split-2.jsonl"]
+    runner = CliRunner()
+    want = runner.invoke(app, ["audit", *[str(local / n) for n in names], "-f", "json"])
+    got = runner.invoke(app, ["audit", *[f"{base}/logs/{n}" for n in names], "-f", "json"])
+    assert want.exit_code == got.exit_code == 1, got.output
+    strip = lambda text, prefix: text.replace(prefix, "LOGS")  # noqa: E731
+    assert json.loads(strip(got.stdout, f"{base}/logs")) == json.loads(strip(want.stdout, str(local)))

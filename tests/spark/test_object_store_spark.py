@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import fsspec
+import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
@@ -73,8 +74,11 @@ def test_stats_on_spark_and_report_over_the_dataset_on_s3(on_s3, tmp_path):
 
 
 def test_the_parse_tasks_run_the_compiled_scan_from_its_warm_cache(spark, tmp_path: Path):
-    """Every event of a clean simulated log is decoded by the compiled scan (the local
-    engine's fast parse), and once the cache is warm no task compiles it again."""
+    """Every turn event of a clean simulated log (the lines the scan decodes; game starts
+    and ends go to msgspec) is decoded by the compiled scan, the local engine's fast parse,
+    and once the cache is warm no task compiles it again."""
+    import pyarrow.compute as pc
+
     log = tmp_path / "sim.jsonl"
     simulate(log, 40, 7)
     engine = SparkEngine(spark, range_bytes=64 << 10)
@@ -83,5 +87,8 @@ def test_the_parse_tasks_run_the_compiled_scan_from_its_warm_cache(spark, tmp_pa
         assert engine.last is not None
         checks = engine.last.checks
         assert checks.parse_tasks > 1 and checks.jobs == ["parse+replay"]
-        assert checks.bulk_rows == summary.events > 0
+        kinds = read_table(tmp_path / f"ds{n}", "events").column("type")
+        turns = pc.sum(pc.is_in(kinds, value_set=pa.array(["roll", "keep", "bank", "farkle"]))).as_py()
+        assert checks.bulk_rows == turns > summary.events / 2
+        assert checks.parse_cpu > 0 and checks.replay_cpu > 0
     assert checks.compiled_in_task == 0

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import gc
 import json
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -110,6 +111,12 @@ class TaskChecks:
     compiled_in_task: int = 0  # scan compilations in tasks: 0 once the compile cache is warm
     parse_tasks: int = 0
     replay_tasks: int = 0
+    # seconds inside the task functions, wall and CPU of the Python worker (all its threads):
+    # against the local engine's CPU, what Spark's tasks cost beyond the shared work
+    parse_wall: float = 0.0
+    parse_cpu: float = 0.0
+    replay_wall: float = 0.0
+    replay_cpu: float = 0.0
     partitions: int = 0
     range_bytes: int = 0
     jobs: list[str] = field(default_factory=list)
@@ -173,7 +180,7 @@ class SparkReading:
                 rows.append((index, source.name, path, ordinal, start, end, first, RANGE_WORKER + index * 10**6 + k))
                 first += n
         partitions = min(self.config.buckets, max(cores, -(-total // range_bytes)))
-        self._keys = partition_keys(self.spark, partitions)
+        self._keys = partition_keys(partitions)
         self.checks = TaskChecks(parse_tasks=len(rows), partitions=partitions, range_bytes=range_bytes)
         files = self.spark.createDataFrame(rows, FILES_SCHEMA).repartition(max(1, len(rows)))
         parsed = files.mapInArrow(_parse_task(self.config, block_bytes, self._keys), BLOB_SCHEMA)
@@ -199,6 +206,8 @@ class SparkReading:
             self.superseded += [tuple(s) for s in r["superseded"]]
             self.checks.bulk_rows += r["bulk_rows"]
             self.checks.compiled_in_task += r["compiled"]
+            self.checks.parse_wall += r["wall"]
+            self.checks.parse_cpu += r["cpu"]
             self._add_files(r["files"])
         self.progress(sum(c.size or 0 for c in counts))
         return counts
@@ -236,6 +245,8 @@ class SparkReading:
             total.findings_error += r["findings_error"]
             total.findings_warning += r["findings_warning"]
             self.checks.replay_tasks += 1
+            self.checks.replay_wall += r["wall"]
+            self.checks.replay_cpu += r["cpu"]
             self._add_files(r["files"])
         self._replayed = total
         return passed
@@ -248,21 +259,40 @@ class SparkReading:
             self.files[name].extend(p if storage.is_url(p) else Path(p) for p in paths)  # type: ignore[misc]
 
 
-def partition_keys(spark: "SparkSession", partitions: int) -> list[int]:
+def partition_keys(partitions: int) -> list[int]:
     """For each replay partition p, a key that `repartition(partitions, key)` sends to p.
 
     Spark places a row by the Murmur3 hash of its key modulo the partition count, so keyed
     by bucket number several buckets would share a partition while others stay empty. Keyed
     by these values, bucket b goes to partition b mod `partitions`: every task gets its
-    share. Spark's own `hash` computes them, over a local relation (no job is run)."""
+    share. `spark_hash_int` is Spark's hash of an int (tests/spark/test_partitioning.py
+    holds it to Spark's own), so finding the keys costs no Spark job."""
     keys: dict[int, int] = {}
-    tried = 0
+    candidate = 0
     while len(keys) < partitions:
-        candidates = spark.createDataFrame([(k,) for k in range(tried, tried + 32 * partitions)], "k int")
-        for row in candidates.selectExpr("k", f"pmod(hash(k), {partitions}) as p").collect():
-            keys.setdefault(row["p"], row["k"])
-        tried += 32 * partitions
+        keys.setdefault(spark_hash_int(candidate) % partitions, candidate)
+        candidate += 1
     return [keys[p] for p in range(partitions)]
+
+
+def spark_hash_int(value: int, seed: int = 42) -> int:
+    """Spark's `hash(int)`: Murmur3 x86 32-bit of the 4-byte int with seed 42, signed."""
+    mask = 0xFFFFFFFF
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & mask
+
+    k1 = (value & mask) * 0xCC9E2D51 & mask
+    k1 = rotl(k1, 15) * 0x1B873593 & mask
+    h1 = rotl(seed ^ k1, 13)
+    h1 = (h1 * 5 + 0xE6546B64) & mask
+    h1 ^= 4
+    h1 ^= h1 >> 16
+    h1 = h1 * 0x85EBCA6B & mask
+    h1 ^= h1 >> 13
+    h1 = h1 * 0xC2B2AE35 & mask
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 & 0x80000000 else h1
 
 
 def _absolute(path: Any) -> str:
@@ -374,6 +404,7 @@ def _parse_task(config: Config, block_bytes: int, keys: list[int]):
 
 
 def _parse_one(config: Config, block_bytes: int, keys: list[int], f: dict, split_source) -> Iterator[pa.RecordBatch]:
+    wall, cpu = time.perf_counter(), time.process_time()
     url = f["path"] if storage.is_url(f["path"]) else None
     source = InputSource(f["name"], None if url else Path(f["path"]), url=url)
     whole = f["start"] < 0
@@ -420,6 +451,8 @@ def _parse_one(config: Config, block_bytes: int, keys: list[int], f: dict, split
         touched=sorted(result["touched"]),
         files={name: [str(x) for x in paths] for name, paths in files.items()},
         compiled=_compilations() - before,
+        wall=time.perf_counter() - wall,
+        cpu=time.process_time() - cpu,
     )
     part = keys[f["source"] % len(keys)]
     yield _blob_batch([("result", f["source"], -1, part, json.dumps(result).encode())])
@@ -434,6 +467,7 @@ def _replay_task(config: Config):
         from pyspark import TaskContext
 
         _task_start()
+        wall, cpu = time.perf_counter(), time.process_time()
         try:
             parts = []
             for batch in batches:
@@ -456,6 +490,8 @@ def _replay_task(config: Config):
                 "findings_error": r.findings_error,
                 "findings_warning": r.findings_warning,
                 "files": {name: [str(x) for x in paths] for name, paths in files.items()},
+                "wall": time.perf_counter() - wall,
+                "cpu": time.process_time() - cpu,
             }
             yield _blob_batch([("replayed", -1, partition, -1, json.dumps(result).encode())])
         finally:
