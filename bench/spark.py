@@ -1,6 +1,6 @@
 """`--engine spark` against the local engine, ingest and stats, as ratios from one run.
 
-Usage: .venv/bin/python bench/spark.py [--log LOG] [--runs 2] [--cores 2] [--stages] [--scaling]
+Usage: .venv/bin/python bench/spark.py [--log LOG] [--runs 2] [--stats-runs N] [--cores 2] [--stages] [--scaling]
 
 LOG defaults to the 2.9 M-event benchmark log (`farkle-logs simulate --games 9000 --players
 3 --seed 11`, simulated into /tmp/farkle-bench/ if missing). In one process, one Spark
@@ -217,6 +217,7 @@ def main() -> None:
     ap.add_argument("--stages", action="store_true", help="Spark's per-stage account of each ingest")
     ap.add_argument("--scaling", action="store_true", help="also ingest at 1 core (docs/spark.md's table)")
     ap.add_argument("--no-stats", action="store_true")
+    ap.add_argument("--stats-runs", type=int, help="runs of the stats pair (default: --runs)")
     args = ap.parse_args()
     log = ensure_log(args.log)
     events = sum(chunk.count(b"\n") for chunk in iter(lambda fh=open(log, "rb"): fh.read(1 << 24), b""))
@@ -243,7 +244,7 @@ def main() -> None:
             )
             if n:
                 shutil.rmtree(work / f"spark-{n}", ignore_errors=True)
-            if not args.no_stats:
+            if not args.no_stats and n < (args.stats_runs if args.stats_runs is not None else args.runs):
                 for name, call in (("local stats", stats_local), ("spark stats", lambda ds: stats_spark(spark, ds))):
                     loads[name].append(load())
                     results[name].append(call(work / "local-0"))

@@ -39,7 +39,7 @@ os.environ.pop("AWS_PROFILE", None)
 
 
 def start() -> subprocess.Popen:
-    """moto_server on PORT, answering within 30 s (pytest.skip if moto is not installed)."""
+    """moto_server on PORT, answering within 120 s (a loaded machine starts it slowly)."""
     try:
         import moto.server  # noqa: F401
     except ImportError:
@@ -49,7 +49,7 @@ def start() -> subprocess.Popen:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"moto server exited with code {proc.returncode}")
@@ -59,7 +59,7 @@ def start() -> subprocess.Popen:
         except OSError:
             time.sleep(0.1)
     proc.kill()
-    raise RuntimeError("moto server did not answer within 30 s")
+    raise RuntimeError("moto server did not answer within 120 s")
 
 
 def stop(proc: subprocess.Popen) -> None:

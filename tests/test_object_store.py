@@ -158,22 +158,23 @@ def test_an_interrupted_ingest_leaves_the_previous_snapshot(logs, step):
     ran out, then takes over, removes the half-built snapshot and commits snapshot 2."""
     _, base = logs
     url = f"{base}/crash-{step}"
-    lease = {"FARKLE_LOGS_LOCK_LEASE": "5"}
-    assert cli("ingest", f"{base}/logs/c-split-1.jsonl", "--out", url, env=lease).returncode in (0, 1)
+    assert cli("ingest", f"{base}/logs/c-split-1.jsonl", "--out", url).returncode in (0, 1)
     before = CliRunner().invoke(app, ["stats", url, "-f", "json"])
-    killed = cli("ingest", f"{base}/logs/d-split-2.jsonl", "--out", url, env={**lease, "FARKLE_LOGS_CRASH_AT": step})
+    # the writer that dies holds a short lease, so the test need not wait out the default one
+    short = {"FARKLE_LOGS_LOCK_LEASE": "10", "FARKLE_LOGS_CRASH_AT": step}
+    killed = cli("ingest", f"{base}/logs/d-split-2.jsonl", "--out", url, env=short)
     assert killed.returncode == -9, killed.stderr
     assert json.loads(s3().cat(url + "/_current.json"))["snapshot"] == 1
     after = CliRunner().invoke(app, ["stats", url, "-f", "json"])
     assert after.exit_code == 0 and after.stdout == before.stdout
     held = json.loads(s3().cat(url + "/.lock"))  # the dead writer's
-    if time.time() < held["expires"] + 5:
+    if time.time() < held["expires"] + held["lease"]:
         from pipeline.dataset.remote import RemoteStore
 
         with pytest.raises(StoreError, match="another ingest is writing"):
             RemoteStore.open(url)
-    time.sleep(max(0.0, held["expires"] + 5 + 0.5 - time.time()))  # the lease and its grace period run out
-    done = cli("ingest", f"{base}/logs/d-split-2.jsonl", "--out", url, env=lease)
+    time.sleep(max(0.0, held["expires"] + held["lease"] + 0.5 - time.time()))  # the lease and its grace run out
+    done = cli("ingest", f"{base}/logs/d-split-2.jsonl", "--out", url)
     assert done.returncode in (0, 1), done.stderr
     assert open_dataset(url).snapshot == 2
     snapshots = sorted(storage.name(p) for p in s3().ls(url.removeprefix("s3://") + "/.snapshots"))
@@ -300,3 +301,11 @@ def test_audit_reads_logs_on_s3_as_local_files(logs):
     assert want.exit_code == got.exit_code == 1, got.output
     strip = lambda text, prefix: text.replace(prefix, "LOGS")  # noqa: E731
     assert json.loads(strip(got.stdout, f"{base}/logs")) == json.loads(strip(want.stdout, str(local)))
+
+
+def test_a_prefix_holding_other_objects_is_not_made_a_dataset(logs):
+    _, base = logs
+    out = CliRunner().invoke(app, ["ingest", f"{base}/logs/c-split-1.jsonl", "--out", f"{base}/logs"])
+    assert out.exit_code == 2 and "holds other objects" in out.stderr, out.output
+    assert not s3().exists(base.removeprefix("s3://") + "/logs/_current.json")
+    assert not s3().exists(base.removeprefix("s3://") + "/logs/.lock")

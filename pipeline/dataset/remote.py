@@ -21,7 +21,7 @@ An object store has no rename, no hard link, no directory and no lock. So:
 - **One writer at a time**: `.lock` is created only if absent, holding a random token and
   a lease (an expiry time). A thread renews the lease while the ingest runs. Another
   writer that finds the lock is refused (exit 2, saying until when), unless the lease ran
-  out more than LEASE seconds ago (a writer that died): then it deletes the lock and
+  out more than one lease ago (a writer that died): then it deletes the lock and
   creates its own, again only if absent. Before its commit a writer checks that the lock
   still holds its token with at least half a lease left, and the exclusive create of the
   manifest fences off any writer that still slipped through: two writers can never both
@@ -169,7 +169,9 @@ class Lease:
 
     def _body(self) -> bytes:
         self.expires = time.time() + self.seconds
-        return json.dumps({"token": self.token, "owner": self.owner, "expires": self.expires}).encode()
+        return json.dumps(
+            {"token": self.token, "owner": self.owner, "expires": self.expires, "lease": self.seconds}
+        ).encode()
 
     def acquire(self) -> None:
         """Create the lock object, or take over a dead writer's; LockHeld otherwise."""
@@ -179,8 +181,9 @@ class Lease:
             except FileExistsError:
                 held = self._read()
                 expires = float(held.get("expires", 0)) if isinstance(held, dict) else 0.0
-                if held is not None and time.time() < expires + self.seconds:
-                    until = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(expires + self.seconds))
+                grace = float(held.get("lease", self.seconds)) if isinstance(held, dict) else self.seconds
+                if held is not None and time.time() < expires + grace:
+                    until = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(expires + grace))
                     raise LockHeld(
                         f"another ingest is writing to {self.url} ({held.get('owner', 'unknown') if isinstance(held, dict) else 'unknown'}); "
                         f"wait for it to finish (if it died, its lock expires at {until})"
@@ -352,6 +355,16 @@ class RemoteStore:
                     storage.exists(storage.join(e, MANIFEST)) for e in _committed_traces(self.root)
                 ):
                     raise damaged(self.root, f"{POINTER} is missing")
+                foreign = sorted(
+                    storage.name(e["name"])
+                    for e in storage.listing(self.root)
+                    if storage.name(e["name"]) not in (LOCK, SNAPSHOTS, POINTER)
+                )
+                if foreign:
+                    raise StoreError(
+                        f"{self.root} holds other objects ({', '.join(foreign[:3])}{' ...' if len(foreign) > 3 else ''}) "
+                        "and no dataset: choose an empty prefix for --out"
+                    )
                 remove_unnamed_snapshots(self.root, 0)
                 return
             self.manifest = read_remote_manifest(self.root, pointer)

@@ -56,8 +56,8 @@ if TYPE_CHECKING:
 # parse task's counts and files, JSON) or "replayed" (a replay task's, JSON). `part`: the
 # shuffle key, a value whose hash partitioning lands the row in its replay partition.
 BLOB_SCHEMA = "kind string, source int, bucket int, part int, payload binary"
-# one row per parse task; `task`: the number in its files' names, fixed by its input
-FILES_SCHEMA = "source int, name string, path string, ordinal int, start long, end long, first_line long, task long"
+# what a parse task reads; `task`: the number in its files' names, fixed by its input
+FILE_FIELDS = ("source", "name", "path", "ordinal", "start", "end", "first_line", "task")
 BLOB = pa.schema(
     [
         ("kind", pa.string()),
@@ -182,8 +182,11 @@ class SparkReading:
         partitions = min(self.config.buckets, max(cores, -(-total // range_bytes)))
         self._keys = partition_keys(partitions)
         self.checks = TaskChecks(parse_tasks=len(rows), partitions=partitions, range_bytes=range_bytes)
-        files = self.spark.createDataFrame(rows, FILES_SCHEMA).repartition(max(1, len(rows)))
-        parsed = files.mapInArrow(_parse_task(self.config, block_bytes, self._keys), BLOB_SCHEMA)
+        # one partition per parse task, made by `range` (no shuffle of the task list): task i
+        # parses tasks[i], which travels with the function
+        tasks = [dict(zip(FILE_FIELDS, row)) for row in rows]
+        numbers = self.spark.range(0, len(tasks), 1, max(1, len(tasks)))
+        parsed = numbers.mapInArrow(_parse_task(self.config, block_bytes, self._keys, tasks), BLOB_SCHEMA)
         if self.config.stored_games or self.config.reread:  # the replay needs the parse's results first
             self._parsed = parsed.persist()
             self.checks.jobs.append("parse")
@@ -384,7 +387,7 @@ def _compilations() -> int:
     return total
 
 
-def _parse_task(config: Config, block_bytes: int, keys: list[int]):
+def _parse_task(config: Config, block_bytes: int, keys: list[int], tasks: list[dict]):
     """The parse stage's function: for each file (or byte range) of the partition, the local
     Worker's parse of every block (Parquet of events, rejects and bad-line findings written
     to staging), then one blob per non-empty bucket of its events and one result row."""
@@ -395,8 +398,8 @@ def _parse_task(config: Config, block_bytes: int, keys: list[int]):
         _task_start()
         try:
             for batch in batches:
-                for f in batch.to_pylist():
-                    yield from _parse_one(config, block_bytes, keys, f, split_source)
+                for number in batch.column("id").to_pylist():
+                    yield from _parse_one(config, block_bytes, keys, tasks[number], split_source)
         finally:
             _task_end()
 
