@@ -1,4 +1,4 @@
-"""A real S3-compatible server for the tests: moto's standalone server (`moto[server]`, the
+"""A real S3-compatible server for the tests: moto's standalone server (`moto[s3]` with Flask, the
 test extra), started on a free port of localhost and stopped at the end of the run.
 
 The AWS variables every S3 client reads (endpoint, fake credentials, region) are set when
@@ -43,7 +43,7 @@ def start() -> subprocess.Popen:
     try:
         import moto.server  # noqa: F401
     except ImportError:
-        pytest.fail("moto[server] is not installed: pip install -e '.[test]'")
+        pytest.fail("moto (with flask) is not installed: pip install -e '.[test]'")
     proc = subprocess.Popen(
         [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(PORT)],
         stdout=subprocess.DEVNULL,
