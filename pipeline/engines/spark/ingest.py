@@ -89,6 +89,7 @@ class SparkReading:
         self.spills: list[Path] = []  # nothing is spilled on this machine: Spark shuffles
         self.touched: set[str] = set()
         self.superseded: list[tuple[str, int, Any]] = []
+        self.rejected_starts: dict[str, tuple[str, int, str]] = {}  # game_id -> (file, line, reason)
         self.files: dict[str, list[Path]] = {name: [] for name in tables.TABLES}
         self._parsed: "DataFrame | None" = None
 
@@ -131,6 +132,8 @@ class SparkReading:
             c.rejects += r["rejects"]
             self.touched |= set(r["touched"])
             self.superseded += [tuple(s) for s in r["superseded"]]
+            for game_id, file, line, reason in r["rejected_starts"]:
+                self.rejected_starts.setdefault(game_id, (file, line, reason))
             self._add_files(r["files"])
         self.progress(sum(c.size or 0 for c in counts))
         return counts
@@ -145,7 +148,7 @@ class SparkReading:
         if stored:
             events = events.unionByName(self.spark.createDataFrame(stored, BLOB_SCHEMA))
         routed = events.repartition(buckets, "bucket")
-        results = routed.mapInArrow(_replay_task(self.config), BLOB_SCHEMA).collect()
+        results = routed.mapInArrow(_replay_task(self.config, self.rejected_starts), BLOB_SCHEMA).collect()
         total = BucketResult()
         for row in results:
             r = json.loads(row["payload"])
@@ -284,6 +287,7 @@ def _parse_task(config: Config, block_bytes: int):
                     "rejects": 0,
                     "touched": set(),
                     "superseded": [],
+                    "rejected_starts": [],
                     "whole": whole,
                     "lines": 0,
                 }
@@ -296,6 +300,7 @@ def _parse_task(config: Config, block_bytes: int):
                             result[key] += getattr(r, key)
                         result["touched"] |= r.touched
                         result["superseded"] += r.superseded
+                        result["rejected_starts"] += r.rejected_starts
                         blobs = _blobs_of_spill(spill)
                         spill.unlink()
                         if blobs:
@@ -316,7 +321,7 @@ def _parse_task(config: Config, block_bytes: int):
     return run
 
 
-def _replay_task(config: Config):
+def _replay_task(config: Config, rejected_starts: dict[str, tuple[str, int, str]] | None = None):
     """Job 2's function: the partition's events (whole games: every blob of a bucket lands in
     one partition) replayed by the local Worker, which writes the derived tables."""
 
@@ -334,7 +339,7 @@ def _replay_task(config: Config):
             spill = spill_dir / "partition.arrow"
             route.write_buckets(events, [events.num_rows], spill)
             del events, parts
-            r = worker.replay(0, [spill])
+            r = worker.replay(0, [spill], rejected_starts)
         finally:
             shutil.rmtree(spill_dir, ignore_errors=True)
         files = worker.close()
