@@ -114,7 +114,7 @@ def _fill_keep(obj: dict[str, Any], event: Event) -> None:
     elif "points" in obj:
         event.points = _integer(obj, "points", "keep")
     else:
-        raise Invalid("missing field 'points' (or 'turn_points', the turn's running total) for a keep")
+        raise Invalid("missing field 'points' for a keep (or 'turn_points', the turn's running total)")
 
 
 def _fill_bank(obj: dict[str, Any], event: Event) -> None:
