@@ -166,8 +166,9 @@ BAD_EVENTS = [
     (ev("farkle", game_id="", player="bo"), "'game_id' must be a non-empty string", None, 4, "bo"),
     (ev("farkle", game_id=12, player="bo"), "'game_id' must be a non-empty string, got 12", None, 4, "bo"),
     ({"game_id": "g1", "type": "farkle", "player": "bo"}, "missing field 'seq'", "g1", None, "bo"),
-    (ev("farkle", seq=0, player="bo"), "'seq' must be an integer >= 1, got 0", "g1", None, "bo"),
-    (ev("farkle", seq=-3, player="bo"), "'seq' must be an integer >= 1", "g1", None, "bo"),
+    # a bad line keeps its seq whenever it is a JSON integer, 0 and negative ones too (log-format.md)
+    (ev("farkle", seq=0, player="bo"), "'seq' must be an integer >= 1, got 0", "g1", 0, "bo"),
+    (ev("farkle", seq=-3, player="bo"), "'seq' must be an integer >= 1", "g1", -3, "bo"),
     (ev("farkle", seq="4", player="bo"), "'seq' must be an integer >= 1, got '4'", "g1", None, "bo"),
     (ev("farkle", seq=True, player="bo"), "'seq' must be an integer >= 1, got true", "g1", None, "bo"),
     (ev("farkle", seq=4.5, player="bo"), "'seq' must be an integer >= 1, got 4.5", "g1", None, "bo"),

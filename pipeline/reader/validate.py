@@ -137,11 +137,10 @@ def _fill_game_end(obj: dict[str, Any], event: Event) -> None:
             raise Invalid(f"'reason' must be \"finished\" or \"abandoned\", got {show(reason)}")
         event.reason = reason
         abandoned = reason == "abandoned"
-    if abandoned and obj.get("winner") is None:  # an abandoned game may name no winner
-        winner = None
-    else:
-        winner = _require(obj, "winner", "game_end")
-    if winner is None:
+    winner = None if abandoned else _require(obj, "winner", "game_end")
+    if abandoned:  # an abandoned game may name no winner (absent or null)
+        winner = obj.get("winner")
+    if winner is None and abandoned:
         event.winner = None
     elif type(winner) is list:
         if not winner:
