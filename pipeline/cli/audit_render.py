@@ -214,9 +214,16 @@ def winner_lines(result) -> list[str]:
         if corrected:
             lines.append(f"leading by the dice: {_names(corrected)}")
         return lines
+    if getattr(result, "ended", None) == "abandoned":
+        lines.append(f"the game was abandoned; winner named: {_names(claimed) if claimed else 'none'}")
+        if best is not None:
+            leaders = [p for p, total in result.corrected.items() if total == best]
+            lines.append(f"no winner by the dice (leading when it stopped: {_names(leaders)})")
+        return lines
     same = "same as claimed" if set(claimed or ()) == set(corrected or ()) else "DIFFERENT from the claim"
     lines.append(f"winner claimed: {_names(claimed)}")
-    if target is not None and best is not None and best < target:
+    rounds = getattr(result.ruleset, "rounds", None)
+    if target is not None and rounds is None and best is not None and best < target:
         lines.append(
             f"by the dice nobody reached the target of {target:,}: the game was not over "
             f"({_names(corrected)} leads with {best:,})"
