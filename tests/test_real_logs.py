@@ -315,7 +315,9 @@ def test_injected_errors_in_such_games_match_the_manifest(tmp_path, codes):
         assert any("without saying it was abandoned" in r["what"] for r in rows)
         assert any("before the game was over" in r["what"] for r in rows)
     result = CliRunner().invoke(app, ["audit", str(log), "-f", "json"])
-    found = sorted((str(f["game_id"]), str(f["seq"]), f["code"], f["line"]) for f in json.loads(result.stdout)["findings"])
+    found = sorted(
+        (str(f["game_id"]), str(f["seq"]), f["code"], f["line"]) for f in json.loads(result.stdout)["findings"]
+    )
     assert found == sorted((str(r["game_id"]), str(r["seq"]), r["code"], r["line"]) for r in rows)
     lines = log.read_text().splitlines()
     assert_same_tables(events_table(lines))
@@ -375,7 +377,12 @@ def test_a_bad_lines_finding_keeps_an_integer_seq_even_zero_or_negative():
         json.dumps({"game_id": "g1", "seq": "3", "type": "roll", "player": "ana", "dice": [1]}),
     ]
     out = audit_items(items(lines))
-    assert [(f.seq, f.code) for f in out.findings] == [(0, "bad_event"), (-4, "bad_event"), (3, "bad_event"), (None, "bad_event")]
+    assert [(f.seq, f.code) for f in out.findings] == [
+        (0, "bad_event"),
+        (-4, "bad_event"),
+        (3, "bad_event"),
+        (None, "bad_event"),
+    ]
 
 
 def test_a_rejected_game_start_is_named_once_by_audit_and_ingest(tmp_path):

@@ -60,8 +60,8 @@ def check_object(obj: Any, raw: bytes, file: str, line: int) -> Event | BadLine:
     try:
         return _event(obj, file, line)
     except Invalid as exc:
-        game_id, seq, player, kind = _identity(obj)
-        return BadLine(file, line, "bad_event", str(exc), line_text(raw), game_id, seq, player, kind)
+        game_id, seq, player, type_ = _identity(obj)
+        return BadLine(file, line, "bad_event", str(exc), line_text(raw), game_id, seq, player, type_)
 
 
 def _event(obj: dict[str, Any], file: str, line: int) -> Event:

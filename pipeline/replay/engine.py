@@ -888,8 +888,7 @@ class Replayer:
         if g.reached != NOBODY:
             left = ", ".join(p for p, owed in zip(g.players, g.final_owed) if owed)
             return (
-                f"the final round was played out ({left} still to play after "
-                f"{g.players[g.reached]} reached {g.target})"
+                f"the final round was played out ({left} still to play after {g.players[g.reached]} reached {g.target})"
             )
         target = f"anyone reached the target of {g.target}" if g.target else ""
         if not g.rounds:

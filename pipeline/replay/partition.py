@@ -65,9 +65,7 @@ def replay_partition(
         return reference_partition(events, default_rules, rejected_starts)
     from pipeline.replay.fast.arrow import replay_table
 
-    return replay_table(
-        events, default_rules, to_events=events_from_table, jit=jit, rejected_starts=rejected_starts
-    )
+    return replay_table(events, default_rules, to_events=events_from_table, jit=jit, rejected_starts=rejected_starts)
 
 
 def reference_partition(

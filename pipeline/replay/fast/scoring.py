@@ -110,7 +110,7 @@ def _ruleset_rows(rules: Ruleset):
         usable = False  # the row stays zeros: the kernel never replays under it
     else:
         for column, k in knobs.items():
-            params[column] = k
+            params[column] = int(k)  # type: ignore[arg-type]  # not None here
     params[RP_USABLE] = 1 if usable else 0
     return params, value, value_ok, best, farkle
 
