@@ -472,3 +472,18 @@ def test_docs_say_it(tmp_path):
     for words in ("**Running totals.**", "**Abandoned games.**", "**Game over.**", "23:59:60 UTC", "uses up no `seq`"):
         assert words in log_format, words
     assert "| `rounds` |" in (root / "docs" / "rules.md").read_text()
+
+
+def test_the_report_labels_an_abandoned_game(tmp_path):
+    ev = abandoned({"winner": "bo", "scores": {"ana": 750, "bo": 0}})  # wrong_winner: a disputed game
+    log = tmp_path / "quit.jsonl"
+    log.write_text("\n".join(lines_of(ev)) + "\n")
+    data = tmp_path / "ds"
+    CliRunner().invoke(app, ["ingest", str(log), "--out", str(data)])
+    page = tmp_path / "page.html"
+    result = CliRunner().invoke(app, ["report", str(data), "-o", str(page)])
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    assert "– (abandoned)" in html  # the disputed games' winner by the dice
+    assert "abandoned (stopped before its end: no winner by the dice)" in html
+    assert "1 complete, 1 of them abandoned" in html
