@@ -172,7 +172,7 @@ BAD_EVENTS = [
     (ev("farkle", seq="4", player="bo"), "'seq' must be an integer >= 1, got '4'", "g1", None, "bo"),
     (ev("farkle", seq=True, player="bo"), "'seq' must be an integer >= 1, got true", "g1", None, "bo"),
     (ev("farkle", seq=4.5, player="bo"), "'seq' must be an integer >= 1, got 4.5", "g1", None, "bo"),
-    (ev("farkle", player="bo", ts="2026-01-02 03:04:05Z"), "'ts' is not an RFC 3339 date-time", "g1", 4, "bo"),
+    (ev("farkle", player="bo", ts="2026-01-02T03:04:05"), "'ts' is not an RFC 3339 date-time", "g1", 4, "bo"),
     (ev("farkle", player="bo", ts="2026-01-02T03:04:05"), "'ts' is not an RFC 3339", "g1", 4, "bo"),
     (ev("farkle", player="bo", ts="2026-02-30T03:04:05Z"), "'ts' is not an RFC 3339", "g1", 4, "bo"),
     (ev("farkle", player="bo", ts="yesterday"), "'ts' is not an RFC 3339", "g1", 4, "bo"),
