@@ -308,6 +308,9 @@ def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = N
         f"{clean:,} clean, {games - clean:,} with findings; {report.errors:,} error{'s' if report.errors != 1 else ''}, "
         f"{warnings:,} warning{'s' if warnings != 1 else ''}"
     )
+    abandoned = sum(1 for g in report.games if getattr(g, "ended", None) == "abandoned")
+    if abandoned:
+        console.line(f"{abandoned:,} game{'s' if abandoned != 1 else ''} abandoned (no winner by the dice)")
     if report.file_problems or report.sheet_problems:
         console.line(
             f"{len(report.file_problems) + len(report.sheet_problems):,} unreadable files or rows (named on stderr)"
