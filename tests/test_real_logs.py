@@ -487,3 +487,9 @@ def test_the_report_labels_an_abandoned_game(tmp_path):
     assert "– (abandoned)" in html  # the disputed games' winner by the dice
     assert "abandoned (stopped before its end: no winner by the dice)" in html
     assert "1 complete, 1 of them abandoned" in html
+
+
+def test_a_round_limit_shares_the_exact_odds_of_its_scoring_table():
+    from pipeline.stats.odds import scoring_part
+
+    assert scoring_part(ROUNDS) == scoring_part(STANDARD)  # rounds and target decide no roll
