@@ -156,9 +156,9 @@ class LineBatcher:
         if check:
             self._check(columns, code, dice, player, points, total)
         key, ndice = dice_keys(dice)
-        turn_points = pa.array(columns[F_TURN_POINTS], pa.int64())
         running = np.zeros(n, np.int64)
-        if turn_points.null_count < n:  # keeps logged with the turn's running total
+        if columns[F_TURN_POINTS].count(None) != n:  # keeps logged with the turn's running total
+            turn_points = pa.array(columns[F_TURN_POINTS], pa.int64())
             running = turn_points.is_valid().to_numpy(zero_copy_only=False).astype(np.int64)
             running[code != TYPE_CODES["keep"]] = 0
             points = pc.if_else(pa.array(running != 0), turn_points, points)
@@ -204,18 +204,18 @@ class LineBatcher:
             points = pa.array(columns[F_POINTS], pa.int64())
             total = pa.array(columns[F_TOTAL], pa.int64())
         bad = np.zeros(n, bool)
+        running_given = columns[F_TURN_POINTS].count(None) != n
         missing = {
             "roll": (player, dice),
-            "keep": (player, dice),
+            "keep": (player, dice) if running_given else (player, dice, points),
             "bank": (player, points, total),
             "farkle": (player,),
         }
-        keeps = code == TYPE_CODES["keep"]
-        if keeps.any():  # exactly one of points and turn_points
+        if running_given:  # a keep has exactly one of points and turn_points
             has_points = points.is_valid().to_numpy(zero_copy_only=False)
             turn_points = pa.array(columns[F_TURN_POINTS], pa.int64())
             has_running = turn_points.is_valid().to_numpy(zero_copy_only=False)
-            bad |= keeps & (has_points == has_running)
+            bad |= (code == TYPE_CODES["keep"]) & (has_points == has_running)
         null = {id(a): np.asarray(a.is_null()) for a in (dice, player, points, total) if a.null_count}
         for kind, arrays in missing.items():
             for array in arrays:
