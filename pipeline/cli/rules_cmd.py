@@ -45,7 +45,7 @@ def show_rules(
     (expected turn value, bank thresholds; a single-turn model)."""
     from rich.table import Table
 
-    from pipeline.rules.describe import odds_rows, scoring_rows
+    from pipeline.rules.describe import game_end_text, odds_rows, scoring_rows
     from pipeline.strategy import solve
     from pipeline.strategy.solver import SolverBudgetError
 
@@ -63,6 +63,7 @@ def show_rules(
                 {
                     "name": rules.name,
                     "rules": rules.to_dict(),
+                    "game_over": game_end_text(rules),
                     "scoring": [{"combination": c, "points": p} for c, p in scoring_rows(rules)],
                     "farkle_odds": [
                         {
@@ -93,7 +94,9 @@ def show_rules(
         odds_table.add_row(
             str(n), f"{p.numerator}/{p.denominator}", f"{float(p):.2%}", f"{1 / float(p):.1f}" if p else "never"
         )
-    for table in (knobs, scoring, odds_table) + ((strategy_table(strategy),) if strategy else ()):
+    stdout.print(knobs)
+    stdout.print(printable(f"The game is over {game_end_text(rules)}."), markup=False)
+    for table in (scoring, odds_table) + ((strategy_table(strategy),) if strategy else ()):
         stdout.print(table)
     if strategy:
         stdout.print(f"Turn strategy figures: {strategy['model']}.")

@@ -321,6 +321,7 @@ class _Reading:
         self.counts: list[SourceCounts] = []
         self.touched: set[str] = set()
         self.superseded: list[tuple[str, int, Any]] = []
+        self.rejected_starts: dict[str, tuple[str, int, str]] = {}  # game_id -> (file, line, reason)
 
     def read_all(self, to_read: list[tuple[InputSource, SourceCounts]], block_bytes: int) -> list[SourceCounts]:
         for _, result in self.pool.run(self._parse_tasks(to_read, block_bytes)):
@@ -357,12 +358,15 @@ class _Reading:
         counts.rejects += r.rejects
         self.touched |= r.touched
         self.superseded += r.superseded
+        for game_id, file, line, reason in r.rejected_starts:
+            self.rejected_starts.setdefault(game_id, (file, line, reason))
 
     def replay_all(self, spills: list[Path]):
         from pipeline.ingest.workers import BucketResult
 
         total = BucketResult()
-        tasks = (("bucket", "replay", (bucket, spills)) for bucket in range(self.config.buckets))
+        starts = self.rejected_starts
+        tasks = (("bucket", "replay", (bucket, spills, starts)) for bucket in range(self.config.buckets))
         for _, r in self.pool.run(tasks):
             total.games += r.games
             total.findings_error += r.findings_error

@@ -74,6 +74,9 @@ class BlockResult:
     # spill_path None (the Spark engine's tasks): the block's events with the ordering
     # column, grouped by bucket, and the rows of each bucket, instead of a spill file
     routed: tuple[pa.Table, list[int]] | None = None
+    # (game_id, file, line, reason) of each rejected game_start: its game's first
+    # unknown_game message names it (pipeline.replay.engine.Replayer.note_rejected_start)
+    rejected_starts: list[tuple[str, str, int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -114,18 +117,31 @@ class Worker:
             self.sinks.write("rejects", batches.rejects_table(bad, c.ingest_id))
             self.sinks.write("findings", bad_line_findings(bad))
         result.events, result.rejects = events.num_rows, len(bad)
+        result.rejected_starts = [
+            (b.game_id, b.file, b.line, b.reason) for b in bad if b.type == "game_start" and b.game_id is not None
+        ]
         if c.stored_games and events.num_rows:
             ids = pc.unique(events.column("game_id")).to_pylist()
             result.touched = {g for g in ids if g in c.stored_games}
         return result
 
-    def replay(self, bucket: int, spill_paths: list[Path]) -> BucketResult:
+    def replay(
+        self, bucket: int, spill_paths: list[Path], rejected_starts: dict[str, tuple[str, int, str]] | None = None
+    ) -> BucketResult:
         """Replay the whole games of one bucket and write their derived tables."""
-        return self.replay_events(self.spills.gather(spill_paths, bucket))
+        return self.replay_events(self.spills.gather(spill_paths, bucket), rejected_starts)
 
-    def replay_events(self, events: pa.Table) -> BucketResult:
+    def replay_events(
+        self, events: pa.Table, rejected_starts: dict[str, tuple[str, int, str]] | None = None
+    ) -> BucketResult:
         """Replay whole games (`events` with the ordering column) and write their derived tables."""
-        out = replay_partition(events, self.config.default_rules, reference=self.config.reference, jit=self.config.jit)
+        out = replay_partition(
+            events,
+            self.config.default_rules,
+            reference=self.config.reference,
+            jit=self.config.jit,
+            rejected_starts=rejected_starts,
+        )
         del events  # frees the bucket's batches
         for name, table in out.items():
             self.sinks.write(name, table)

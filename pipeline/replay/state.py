@@ -13,7 +13,7 @@ from typing import Any
 from pipeline.model import DecisionRecord, RollRecord
 from pipeline.replay.melds import KeptDice
 from pipeline.rules import Ruleset
-from pipeline.rules.play import NOBODY
+from pipeline.rules.play import NO_ROUND_LIMIT, NO_TARGET, NOBODY
 from pipeline.rules.table import ScoreTable
 
 NO_ROLL, ROLLED, KEPT = "no_roll", "rolled", "kept"
@@ -82,11 +82,14 @@ class GameState:
     opened_corrected: dict[str, bool] = field(default_factory=dict)
     streak: dict[str, int] = field(default_factory=dict)  # claimed farkles in a row
     streak_corrected: dict[str, int] = field(default_factory=dict)
+    target: int = NO_TARGET  # the ruleset's target as play.py takes it
+    rounds: int = NO_ROUND_LIMIT  # the ruleset's round limit as play.py takes it
     reached: int = NOBODY  # seat of the first player whose claimed total reached the target
     final_owed: list[int] = field(default_factory=list)  # per seat: 1 while a final-round turn is owed
     final_left: int = 0  # final-round turns still owed
     over: bool = False  # final round played out
     ended: bool = False  # game_end replayed
+    end_reason: str | None = None  # the first game_end's reason: "finished" or "abandoned"
     end_winner: object = None
     end_scores: dict[str, int] | None = None
     findings: int = 0

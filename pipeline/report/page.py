@@ -200,7 +200,12 @@ def overview(data: ReportData) -> str:
         if o["games_without_time"]:
             period += f"; {fmt_int(o['games_without_time'])} games without timestamps"
     tiles = [
-        ("Games", fmt_int(o["games"]), f"{fmt_int(o['complete_games'])} complete"),
+        (
+            "Games",
+            fmt_int(o["games"]),
+            f"{fmt_int(o['complete_games'])} complete"
+            + (f", {fmt_int(o['abandoned_games'])} of them abandoned" if o.get("abandoned_games") else ""),
+        ),
         ("Players", fmt_int(o["players"]), ""),
         ("Turns", fmt_int(o["turns"]), f"{fmt_int(o['rolls'])} rolls"),
         ("Events", fmt_int(o["events"]), "valid log lines of these games"),
@@ -440,6 +445,20 @@ def game_anchor(data: ReportData, game_id: str) -> str:
     return f"game-{data.detailed_games.index(game_id) + 1}"
 
 
+def _winner_by_dice(row: dict) -> str:
+    """The winner by the dice, or why there is none: an abandoned game has no winner."""
+    if row.get("how_ended") == "abandoned":
+        return "– (abandoned)"
+    return esc(", ".join(row["winner_corrected"] or []) or "–")
+
+
+def _how_ended(meta: dict) -> str:
+    """How the game's log ends, as the game's facts say it."""
+    if meta.get("how_ended") == "abandoned":
+        return "abandoned (stopped before its end: no winner by the dice)"
+    return "complete" if meta.get("complete") else "log ends before game_end"
+
+
 def disputed_games(data: ReportData) -> str:
     rows = data.report["disputed_games"].to_pylist()
     if not rows:
@@ -450,7 +469,7 @@ def disputed_games(data: ReportData) -> str:
         f"<td>{esc(r['started'] or '–')}</td><td>{fmt_int(r['errors'])}</td><td>{fmt_int(r['findings'])}</td>"
         f"<td class=\"text\">{esc(', '.join(r['codes'] or []))}</td>"
         f"<td class=\"text\">{esc(', '.join(r['winner_claimed'] or []) or '–')}</td>"
-        f'<td class="text{" flag" if r["winner_changed"] else ""}">{esc(", ".join(r["winner_corrected"] or []) or "–")}</td>'
+        f'<td class="text{" flag" if r["winner_changed"] else ""}">{_winner_by_dice(r)}</td>'
         f"<td>{fmt_int(r['overclaimed_points'])}</td>"
         "</tr>"
         for r in rows
@@ -538,7 +557,7 @@ def game_detail(data: ReportData, game_id: str, full: bool) -> str:
     facts = (
         f"Rules {esc(meta.get('ruleset_name') or '–')}; {fmt_int(meta.get('events'))} events; "
         f"{esc(meta.get('started') or '–')} to {esc(meta.get('ended') or '–')} UTC; "
-        f"{'complete' if meta.get('complete') else 'log ends before game_end'}."
+        f"{_how_ended(meta)}."
     )
     parts = [f'<p class="notes">{facts}</p>', result_table(seats)]
     if loose:

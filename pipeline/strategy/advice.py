@@ -74,7 +74,7 @@ def advise(
     dice: int = 6,
     roll: Sequence[int] | None = None,
 ) -> Advice:
-    """Advice for the mover with `mine` banked against `theirs` (ValueError on a state the
+    """Advice for the mover with `mine` banked against `theirs` (AdviceError on a state the
     game cannot be in: points off the grid, the mover past the target, a roll of other than
     `dice` dice, points in hand at a turn start)."""
     if not 1 <= dice <= 6:
@@ -83,8 +83,11 @@ def advise(
         raise AdviceError(f"the roll has {len(roll)} dice but {dice} are left to roll")
     if turn_points == 0 and dice != 6 and roll is None:
         raise AdviceError("with no turn points the turn starts with six dice")
-    view = race.turn(mine, theirs)
-    p = race.level(turn_points, "turn points")
+    try:  # the race's own checks of the totals are, here, the user's input
+        view = race.turn(mine, theirs)
+        p = race.level(turn_points, "turn points")
+    except ValueError as error:
+        raise AdviceError(str(error)) from None
     opened = mine > 0
     out = Advice(race.rules.name, (mine, theirs), turn_points, dice, tuple(roll) if roll else None, view.final, 0.0)
     if roll is None:

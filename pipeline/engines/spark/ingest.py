@@ -45,15 +45,17 @@ import pyarrow as pa
 
 from pipeline import storage
 from pipeline.dataset import tables
-from pipeline.ingest import incremental
+from pipeline.ingest import incremental, route
 from pipeline.ingest.workers import BucketResult, Config, Worker
 from pipeline.reader.inputs import InputSource
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-# What a task says: kind "events" (payload: Arrow IPC of one bucket's events), "result" (a
-# parse task's counts and files, JSON) or "replayed" (a replay task's, JSON). `part`: the
+# What a task says: kind "events" (payload: Arrow IPC of one bucket's events), "rejected" (a
+# rejected game_start, JSON [game_id, file, line, reason], routed with its game's events so
+# that the game's unknown_game names it), "result" (a parse task's counts and files, JSON)
+# or "replayed" (a replay task's, JSON). `part`: the
 # shuffle key, a value whose hash partitioning lands the row in its replay partition.
 BLOB_SCHEMA = "kind string, source int, bucket int, part int, payload binary"
 # what a parse task reads; `task`: the number in its files' names, fixed by its input
@@ -144,6 +146,7 @@ class SparkReading:
         self.spills: list[Path] = []  # nothing is spilled on this machine: Spark shuffles
         self.touched: set[str] = set()
         self.superseded: list[tuple[str, int, Any]] = []
+        self.rejected_starts: dict[str, tuple[str, int, str]] = {}  # game_id -> (file, line, reason)
         self.files: dict[str, list[Path]] = {name: [] for name in tables.TABLES}
         self.checks = TaskChecks()
         self._parsed: "DataFrame | None" = None
@@ -211,6 +214,8 @@ class SparkReading:
             self.checks.compiled_in_task += r["compiled"]
             self.checks.parse_wall += r["wall"]
             self.checks.parse_cpu += r["cpu"]
+            for game_id, file, line, reason in r["rejected_starts"]:
+                self.rejected_starts.setdefault(game_id, (file, line, reason))
             self._add_files(r["files"])
         self.progress(sum(c.size or 0 for c in counts))
         return counts
@@ -223,7 +228,7 @@ class SparkReading:
             assert not stored, "stored events to replay again on a first ingest"
             return self._replayed
         assert self._parsed is not None
-        events = self._parsed.filter("kind = 'events'")
+        events = self._parsed.filter("kind in ('events', 'rejected')")
         if stored:
             events = events.unionByName(self.spark.createDataFrame(stored, BLOB_SCHEMA))
         self.checks.jobs.append("replay")
@@ -427,6 +432,7 @@ def _parse_one(config: Config, block_bytes: int, keys: list[int], f: dict, split
         "whole": whole,
         "lines": 0,
         "bulk_rows": 0,
+        "rejected_starts": [],
     }
     for block in blocks:
         r = worker.parse(block, f["ordinal"], None)
@@ -434,6 +440,7 @@ def _parse_one(config: Config, block_bytes: int, keys: list[int], f: dict, split
             result[key] += getattr(r, key)
         result["touched"] |= r.touched
         result["superseded"] += r.superseded
+        result["rejected_starts"] += r.rejected_starts
         assert r.routed is not None
         ordered, sizes = r.routed
         rows, start = [], 0
@@ -443,6 +450,10 @@ def _parse_one(config: Config, block_bytes: int, keys: list[int], f: dict, split
                 rows.append(("events", f["source"], bucket, part, _ipc(ordered.slice(start, size))))
             start += size
         del ordered
+        for game_id, file, line, reason in r.rejected_starts:
+            bucket = route.buckets_of(pa.array([game_id]), config.buckets)[0].as_py()
+            payload = json.dumps([game_id, file, line, reason]).encode()
+            rows.append(("rejected", f["source"], bucket, keys[bucket % len(keys)], payload))
         if rows:
             yield _blob_batch(rows)
     files = worker.close()
@@ -472,20 +483,25 @@ def _replay_task(config: Config):
         _task_start()
         wall, cpu = time.perf_counter(), time.process_time()
         try:
-            parts = []
+            parts: list[pa.Table] = []
+            rejected_starts: dict[str, tuple[str, int, str]] = {}
             for batch in batches:
                 events = pa.compute.equal(batch.column("kind"), "events")
-                others = batch.filter(pa.compute.invert(events))
+                rejected = pa.compute.equal(batch.column("kind"), "rejected")
+                others = batch.filter(pa.compute.invert(pa.compute.or_(events, rejected)))
                 if others.num_rows:
                     yield others
                 parts += [_from_ipc(p) for p in batch.filter(events).column("payload").to_pylist()]
+                for payload in batch.filter(rejected).column("payload").to_pylist():
+                    game_id, file, line, reason = json.loads(payload)
+                    rejected_starts.setdefault(game_id, (file, line, reason))
             if not parts:
                 return
             events = pa.concat_tables([p.cast(parts[0].schema) for p in parts]).combine_chunks()
             del parts
             partition = TaskContext.get().partitionId()  # type: ignore[union-attr]  # set inside a task
             worker = Worker(config, REPLAY_WORKER + partition)
-            r = worker.replay_events(events)
+            r = worker.replay_events(events, rejected_starts)
             del events
             files = worker.close()
             result = {
