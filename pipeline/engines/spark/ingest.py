@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 # or "result" (payload: JSON of counts and written files).
 BLOB_SCHEMA = "kind string, source int, bucket int, payload binary"
 FILES_SCHEMA = "source int, name string, path string, ordinal int, start long, end long, first_line long"
-RANGES_SCHEMA = "source int, start long, lines long"
+RANGES_SCHEMA = "source int, start long, lines long, first long, last long, crc long"
 BLOB = pa.schema([("kind", pa.string()), ("source", pa.int32()), ("bucket", pa.int32()), ("payload", pa.binary())])
 IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")  # the shuffle's bytes per event
 # file-name prefixes -w<n> of the tasks: whole files, replay partitions, byte ranges
@@ -68,6 +68,18 @@ class SparkEngine:
         except Exception:  # Spark Connect has no SparkContext
             return max(1, int(self.spark.conf.get("spark.sql.shuffle.partitions", "2") or "2"))
 
+    def check(self, sources: list[InputSource]) -> None:
+        """Refuse a stream: tasks open the files they read, and a stream can be read once."""
+        from pipeline.reader.inputs import InputError
+
+        for source in sources:
+            if source.is_stream:
+                raise InputError(
+                    source.name,
+                    "a stream (stdin, a pipe) cannot be read by --engine spark, whose tasks open the files "
+                    "they read; ingest it with --engine local",
+                )
+
     def reading(self, config: Config, stored: incremental.Stored, progress) -> "SparkReading":
         return SparkReading(self.spark, config, stored, progress)
 
@@ -80,7 +92,9 @@ class SparkReading:
         # tasks may run in another working directory: every path they get is absolute
         reread = {
             name: incremental.StoredLines(
-                [str(Path(p).resolve()) for p in lines.events], [str(Path(p).resolve()) for p in lines.rejects]
+                [str(Path(p).resolve()) for p in lines.events],
+                [str(Path(p).resolve()) for p in lines.rejects],
+                list(lines.names),
             )
             for name, lines in config.reread.items()
         }
@@ -91,29 +105,32 @@ class SparkReading:
         self.superseded: list[tuple[str, int, Any]] = []
         self.files: dict[str, list[Path]] = {name: [] for name in tables.TABLES}
         self._parsed: "DataFrame | None" = None
+        self._by_source: dict[int, dict[str, Any]] = {}  # per input: touched, superseded, files
+        self._dropped: set[int] = set()
 
     def read_all(self, to_read: list[tuple[InputSource, Any]], block_bytes: int) -> list[Any]:
         """Job 1. A plain file of more than `block_bytes` is parsed as byte ranges by
         several tasks, each knowing its first line number (`_first_lines`); any other file
         (gzip, small) by one task reading it whole, as the local splitter does."""
-        from pipeline.ingest.run import SourceCounts, file_sha256
+        from pipeline.ingest.run import SourceCounts
 
-        counts = [SourceCounts(path=c.path, size=c.size, sha256=c.sha256) for _, c in to_read]
+        counts = [SourceCounts(path=c.path, size=c.size, sha256=c.sha256, identity=c.identity) for _, c in to_read]
         rows, ranges = [], []
+        ranged: dict[int, str] = {}  # input -> the plain file read in byte ranges
         for index, (source, _) in enumerate(to_read):
             if source.path is None:
-                raise ValueError("stdin cannot be read by --engine spark")  # refused by the CLI first
-            ordinal = self.stored.ordinals[incremental.file_key(source.name, self.config.ingest_id)]
+                raise ValueError("stdin cannot be read by --engine spark")  # refused by SparkEngine.check first
+            ordinal = self.stored.ordinal(source.name, self.config.ingest_id)
             path = str(Path(source.path).resolve())
             size = _plain_size(path)
             if size is None or size <= block_bytes:
                 rows.append((index, source.name, path, ordinal, -1, -1, 0))
                 continue
-            counts[index].size = size
-            counts[index].sha256 = counts[index].sha256 or file_sha256(path)
+            ranged[index] = path
             for start in range(0, size, block_bytes):
                 ranges.append((index, source.name, path, ordinal, start, min(start + block_bytes, size), 0))
-        rows += _first_lines(self.spark, ranges)
+        first_lines, spans = _first_lines(self.spark, ranges)
+        rows += first_lines
         files = self.spark.createDataFrame(rows, FILES_SCHEMA).repartition(max(1, len(rows)))
         parsed = files.mapInArrow(_parse_task(self.config, block_bytes), BLOB_SCHEMA).persist()
         self._parsed = parsed
@@ -123,17 +140,35 @@ class SparkReading:
             c = counts[row["source"]]
             if r["whole"]:
                 c.lines, c.size, c.sha256, c.problems = r["lines"], r["size"], r["sha256"], r["problems"]
+                c.content_sha256, c.content_bytes = r["content_sha256"], r["content_bytes"]
             else:
                 c.lines += r["lines"]
+                spans.setdefault(row["source"], []).append(tuple(r["span"]))
             c.blank_lines += r["blank"]
             c.events += r["events"]
             c.duplicates += r["duplicates"]
             c.rejects += r["rejects"]
-            self.touched |= set(r["touched"])
-            self.superseded += [tuple(s) for s in r["superseded"]]
-            self._add_files(r["files"])
+            mine = self._by_source.setdefault(row["source"], {"touched": set(), "superseded": [], "files": []})
+            mine["touched"] |= set(r["touched"])
+            mine["superseded"] += [tuple(s) for s in r["superseded"]]
+            mine["files"].append(r["files"])
+        for index, path in ranged.items():  # what the tasks read is what the manifest's hash covers
+            size, sha256 = _verify_spans(path, spans.get(index, []), counts[index].path)
+            counts[index].size, counts[index].sha256 = size, sha256
+            counts[index].content_bytes, counts[index].content_sha256 = size, sha256
+        self._gather()
         self.progress(sum(c.size or 0 for c in counts))
         return counts
+
+    def drop(self, inputs: set[int]) -> None:
+        """The rows of these inputs leave the run (their content is stored already): their
+        events are not replayed, their parse tasks' files not committed."""
+        self._dropped |= inputs
+        self._gather()
+
+    def _gather(self) -> None:
+        self.touched = set().union(*(m["touched"] for i, m in self._by_source.items() if i not in self._dropped))
+        self.superseded = [s for i, m in self._by_source.items() if i not in self._dropped for s in m["superseded"]]
 
     def replay_all(self, spills: list[Path]) -> BucketResult:
         """Replay every game: the parsed events plus the stored events of continued games
@@ -141,6 +176,8 @@ class SparkReading:
         assert self._parsed is not None
         buckets = self.config.buckets
         events = self._parsed.filter("kind = 'events'")
+        if self._dropped:
+            events = events.filter(f"source not in ({', '.join(map(str, sorted(self._dropped)))})")
         stored = _blobs_of_spill(spills[0]) if spills else []
         if stored:
             events = events.unionByName(self.spark.createDataFrame(stored, BLOB_SCHEMA))
@@ -157,6 +194,15 @@ class SparkReading:
         return total
 
     def close(self) -> dict[str, list[Path]]:
+        for index, mine in self._by_source.items():
+            if index in self._dropped:
+                for files in mine["files"]:
+                    for paths in files.values():
+                        for path in paths:
+                            Path(path).unlink(missing_ok=True)
+            else:
+                for files in mine["files"]:
+                    self._add_files(files)
         return self.files
 
     def _add_files(self, files: dict[str, list[str]]) -> None:
@@ -178,44 +224,84 @@ def _plain_size(path: str) -> int | None:
         return None
 
 
-def _first_lines(spark: "SparkSession", ranges: list[tuple]) -> list[tuple]:
+def _first_lines(spark: "SparkSession", ranges: list[tuple]) -> tuple[list[tuple], dict[int, list[tuple]]]:
     """The number of each range's first line: a small Spark job counts the lines that
     start in each range (a line belongs to the range its first byte is in), the driver sums
-    them in file order."""
+    them in file order. Also the bytes each count read, per input: (first, end, CRC-32)."""
     if not ranges:
-        return []
+        return [], {}
     df = spark.createDataFrame(ranges, FILES_SCHEMA).repartition(len(ranges))
-    got = {(r["source"], r["start"]): r["lines"] for r in df.mapInArrow(_count_task, RANGES_SCHEMA).collect()}
+    counted = df.mapInArrow(_count_task, RANGES_SCHEMA).collect()
+    got = {(r["source"], r["start"]): r["lines"] for r in counted}
+    spans: dict[int, list[tuple]] = {}
+    for r in counted:
+        spans.setdefault(r["source"], []).append((r["first"], r["last"], r["crc"]))
     out, line, current = [], 1, None
     for source, name, path, ordinal, start, end, _ in ranges:
         if source != current:
             line, current = 1, source
         out.append((source, name, path, ordinal, start, end, line))
         line += got[(source, start)]
-    return out
+    return out, spans
 
 
 def _count_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The lines starting in each range (pipeline.reader.split.lines_starting_in)."""
-    from pipeline.reader.split import lines_starting_in
+    """The lines starting in each range (pipeline.reader.split.lines_starting_in), with the
+    span of bytes read and its CRC-32."""
+    from pipeline.reader.split import count_range
 
     for batch in batches:
         rows = batch.to_pylist()
+        counted = [count_range(r["path"], r["start"], r["end"]) for r in rows]
         yield pa.RecordBatch.from_arrays(
             [
                 pa.array([r["source"] for r in rows], pa.int32()),
                 pa.array([r["start"] for r in rows], pa.int64()),
-                pa.array([lines_starting_in(r["path"], r["start"], r["end"]) for r in rows], pa.int64()),
+                pa.array([c.lines for c in counted], pa.int64()),
+                pa.array([c.first for c in counted], pa.int64()),
+                pa.array([c.last for c in counted], pa.int64()),
+                pa.array([c.crc for c in counted], pa.int64()),
             ],
-            names=["source", "start", "lines"],
+            names=["source", "start", "lines", "first", "last", "crc"],
         )
 
 
-def _range_block(index: int, name: str, path: str, start: int, end: int, first_line: int):
-    """The whole lines starting in [start, end) of a plain file, as a splitter Block."""
-    from pipeline.reader.split import Block, range_data
+def _verify_spans(path: str, spans: list[tuple], name: str) -> tuple[int, str]:
+    """(size, sha256) of a plain file read in byte ranges by the tasks, hashed here in one
+    pass that also checks each span of bytes a task read (first, end, CRC-32): a file
+    rewritten meanwhile, even to the same size, is an InputError and nothing is committed."""
+    import hashlib
+    import zlib
 
-    return Block(index, name, first_line, range_data(path, start, end))
+    from pipeline.reader.inputs import InputError
+
+    ordered = sorted(spans)
+    crcs = [0] * len(ordered)
+    hasher = hashlib.sha256()
+    size = 0
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(8 << 20):
+                hasher.update(chunk)
+                end = size + len(chunk)
+                for i, (first, last, _) in enumerate(ordered):
+                    if first < end and last > size:
+                        crcs[i] = zlib.crc32(chunk[max(first - size, 0) : min(last, end) - size], crcs[i])
+                size = end
+    except OSError as exc:
+        raise InputError(name, f"cannot be read again: {exc.strerror or exc}") from None
+    if any(last > size or crc != want for (_, last, want), crc in zip(ordered, crcs)):
+        raise InputError(name, "the file changed while it was being ingested; nothing was committed, ingest it again")
+    return size, hasher.hexdigest()
+
+
+def _range_block(index: int, name: str, path: str, start: int, end: int, first_line: int):
+    """The whole lines starting in [start, end) of a plain file, as a splitter Block, and
+    the span of bytes read with its CRC-32 (the driver checks it: `_verify_spans`)."""
+    from pipeline.reader.split import Block, read_range
+
+    read = read_range(path, start, end)
+    return Block(index, name, first_line, read.data), (read.first, read.last, read.crc)
 
 
 def _blobs_of_spill(path: Path) -> list[tuple[str, int, int, bytes]]:
@@ -268,13 +354,13 @@ def _parse_task(config: Config, block_bytes: int):
             for f in batch.to_pylist():
                 source = InputSource(f["name"], Path(f["path"]))
                 whole = f["start"] < 0
+                span = None
                 if whole:
                     blocks = split_source(source, f["source"], block_bytes, config.max_line)
                     number = WHOLE_WORKER + f["source"]
                 else:
-                    blocks = iter(
-                        [_range_block(f["source"], f["name"], f["path"], f["start"], f["end"], f["first_line"])]
-                    )
+                    block, span = _range_block(f["source"], f["name"], f["path"], f["start"], f["end"], f["first_line"])
+                    blocks = iter([block])
                     number = RANGE_WORKER + f["source"] * 10**6 + f["start"] // block_bytes
                 worker = Worker(config, number)
                 result = {
@@ -305,7 +391,15 @@ def _parse_task(config: Config, block_bytes: int):
                 files = worker.close()
                 p = source.problem
                 if whole:
-                    result.update(lines=source.lines, size=source.raw_bytes, sha256=source.sha256)
+                    result.update(
+                        lines=source.lines,
+                        size=source.raw_bytes,
+                        sha256=source.sha256,
+                        content_sha256=source.content_sha256,
+                        content_bytes=source.content_bytes,
+                    )
+                else:
+                    result.update(span=span)
                 result.update(
                     problems=[] if p is None else [{"file": p.file, "line": p.line, "reason": p.reason}],
                     touched=sorted(result["touched"]),
