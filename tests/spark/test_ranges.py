@@ -10,7 +10,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline.engines.spark.ingest import _count_task, _range_block
+from pipeline.engines.spark.ingest import _count_task, _range_block, _verify_spans
+from pipeline.reader.inputs import InputError
 from pipeline.reader.split import split_source
 from pipeline.reader.inputs import InputSource
 
@@ -44,10 +45,26 @@ def test_ranges_give_the_splitters_lines(tmp_path: Path, content: bytes, size: i
     rows = pa.RecordBatch.from_pylist(
         [{"source": 0, "path": str(path), "start": s, "end": min(s + size, len(content))} for s in starts]
     )
-    counts = {r["start"]: r["lines"] for b in _count_task(iter([rows])) for r in b.to_pylist()}
+    counted = [r for b in _count_task(iter([rows])) for r in b.to_pylist()]
+    counts = {r["start"]: r["lines"] for r in counted}
+    spans = [(r["first"], r["last"], r["crc"]) for r in counted]
     blocks, line = [], 1
     for s in starts:
-        blocks.append(_range_block(0, "log.jsonl", str(path), s, min(s + size, len(content)), line))
+        block, span = _range_block(0, "log.jsonl", str(path), s, min(s + size, len(content)), line)
+        blocks.append(block)
+        spans.append(span)
         line += counts[s]
     assert lines_of(blocks) == want
     assert line - 1 == len(want)
+    # every byte read by a task is a byte the driver hashes: it checks them in one pass
+    assert _verify_spans(str(path), spans, "log.jsonl") == (
+        len(content),
+        __import__("hashlib").sha256(content).hexdigest(),
+    )
+    assert min(first for first, _, _ in spans) == 0 and max(last for _, last, _ in spans) == len(content)
+    if len(content) > 1:
+        flipped = bytearray(content)
+        flipped[len(content) // 2] ^= 0x20  # another byte in the middle: the same size
+        path.write_bytes(bytes(flipped))
+        with pytest.raises(InputError, match="changed while it was being ingested"):
+            _verify_spans(str(path), spans, "log.jsonl")

@@ -267,9 +267,10 @@ def _count_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 
 def _verify_spans(path: str, spans: list[tuple], name: str) -> tuple[int, str]:
-    """(size, sha256) of a plain file read in byte ranges by the tasks, hashed here in one
-    pass that also checks each span of bytes a task read (first, end, CRC-32): a file
-    rewritten meanwhile, even to the same size, is an InputError and nothing is committed."""
+    """(size, sha256) of the bytes of a plain file the tasks read in byte ranges, hashed here
+    in one pass that also checks each span of bytes a task read (first, end, CRC-32): a file
+    rewritten meanwhile, even to the same size, is an InputError and nothing is committed. A
+    file that grew since is hashed up to where the tasks stopped reading."""
     import hashlib
     import zlib
 
@@ -279,9 +280,10 @@ def _verify_spans(path: str, spans: list[tuple], name: str) -> tuple[int, str]:
     crcs = [0] * len(ordered)
     hasher = hashlib.sha256()
     size = 0
+    limit = max((last for _, last, _ in ordered), default=0)  # bytes appended since are left for the next run
     try:
         with open(path, "rb") as fh:
-            while chunk := fh.read(8 << 20):
+            while size < limit and (chunk := fh.read(min(8 << 20, limit - size))):
                 hasher.update(chunk)
                 end = size + len(chunk)
                 for i, (first, last, _) in enumerate(ordered):
