@@ -1,6 +1,7 @@
 """What a run adds to a dataset that already holds data (docs/dataset.md, "Incremental ingest").
 
-The rule: a line is identified by its file name and line
+The rule: a line is identified by its source (a file by its resolved path, a named stream
+by its name: pipeline.ingest.identity; the rows carry the source's one name) and its line
 number. Re-reading a line already stored there with the same content adds nothing (it is
 a *duplicate*: a log that grew is read again, its old lines are duplicates). Everything else
 is new: a repeated (game_id, seq) anywhere else in the logs is an event like any other, and
