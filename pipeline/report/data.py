@@ -41,11 +41,15 @@ REPORT_TABLES = (
     "disputed_games",
 )
 GAME_TABLES = ("game_players", "game_turns", "game_findings")
+# Report models of the winning-chance yardstick (two-player games): run when the dataset's
+# rolls and decisions carry the corrected turn state choices are judged in.
+RACE_REPORT_TABLES = ("race_loss",)
+RACE_GAME_TABLES = ("game_race",)
 
 
 # Stats tables of the Decision quality section: left out (the page says why) for a dataset
 # written before rolls and decisions carried the corrected state they are judged in.
-QUALITY_TABLES = ("decision_quality", "decision_loss_by_state", "blunders")
+QUALITY_TABLES = ("decision_quality", "decision_loss_by_state", "blunders", "race_quality", "race_costliest")
 STATE_COLUMNS = {"rolls": ("points_before", "opened"), "decisions": ("turn_points_corrected", "opened")}
 
 
@@ -122,10 +126,14 @@ def gather(
         judged = has_choice_states(con)
         stats = {name: run(con, f"rpt_{name}", models) for name in TABLE_NAMES if judged or name not in QUALITY_TABLES}
         report = {name: run(con, f"rpt_report_{name}", models) for name in REPORT_TABLES}
+        if judged:
+            report.update({name: run(con, f"rpt_report_{name}", models) for name in RACE_REPORT_TABLES})
         detailed = [dispute_game] if dispute_game is not None else []
         detailed += [g for g in report["disputed_games"].column("game_id").to_pylist() if g not in detailed]
         set_variables(con, {"r_games": detailed})
         games = {name: run(con, f"rpt_report_{name}", models) for name in GAME_TABLES}
+        if judged:
+            games.update({name: run(con, f"rpt_report_{name}", models) for name in RACE_GAME_TABLES})
     summary = stats["player_summary"]
     per_player = summary.filter(pc.equal(summary["scope"], "player"))
     ranked = per_player.sort_by([("turns", "descending"), ("player", "ascending")])
