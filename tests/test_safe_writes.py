@@ -209,3 +209,18 @@ def test_simulate_writes_only_a_regular_file_or_a_new_name(tmp_path, option, cas
     else:
         _unchanged(tmp_path)
     assert not (tmp_path / "games.jsonl").exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize("case", ["link", "missing folder", "directory", "device"])
+def test_rules_solve_writes_only_a_regular_file_or_a_new_name(tmp_path, case):
+    if case == "device":
+        path, says = make_device(tmp_path), "it is a device"
+    else:
+        path, says = output_cases(tmp_path)[case]
+    result = runner.invoke(app, ["rules", "solve", "standard", "--out", str(path)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and f"cannot write {path}: {says}" in result.stderr
+    if case == "device":
+        assert stat.S_ISCHR(os.lstat(path).st_mode)
+    else:
+        _unchanged(tmp_path)
