@@ -310,6 +310,7 @@ runner = CliRunner()
 
 def test_cli_writes_the_page_and_prints_its_path(dataset, tmp_path):
     out = tmp_path / "sub" / "r.html"
+    out.parent.mkdir()  # an output's folder must exist (tests/test_safe_writes.py)
     result = runner.invoke(app, ["report", str(dataset), "-o", str(out), "--title", "T"])
     assert result.exit_code == 0, result.output
     assert str(out.resolve()) in result.output

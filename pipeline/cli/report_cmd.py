@@ -25,7 +25,11 @@ from pipeline.cli.dataset_options import (
 def report(
     dataset: str = typer.Argument(..., metavar="DATASET", help="A dataset directory written by `farkle-logs ingest`."),
     out: str = typer.Option(
-        "report.html", "--out", "-o", metavar="FILE", help="The HTML file to write (replaced if it exists)."
+        "report.html",
+        "--out",
+        "-o",
+        metavar="FILE",
+        help="The HTML file to write: a regular file (replaced) or a new name in an existing folder.",
     ),
     title: Optional[str] = typer.Option(
         None, "--title", "-t", metavar="TEXT", help="The page title (default: from the dataset or game)."
@@ -55,10 +59,12 @@ def report(
     matches no game, a --min-games that leaves no player, an output that cannot be written).
     """
     from pipeline.cli.dataset_options import filters_match_or_exit
+    from pipeline.files import check_output_path
     from pipeline.report import write_report
     from pipeline.stats import League
     from pipeline.strategy.solver import refusals
 
+    check_output_path(out)  # before the work: a device, a link, a missing folder (exit 2)
     filters = filters_or_exit(player, rules, since, until)
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, dataclasses.replace(filters, game=game) if game is not None else filters, rules)

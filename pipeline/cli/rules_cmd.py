@@ -145,7 +145,8 @@ def solve_rules(
         "--out",
         "-o",
         metavar="PATH",
-        help="Write the table here (default: the package data for a built-in, else the cache).",
+        help="Write the table here: a regular file or a new name in an existing folder (default: the package "
+        "data for a built-in, else the cache).",
     ),
 ) -> None:
     """Solve both players' winning chances at every turn start of RULES (a progress bar on a
@@ -159,6 +160,10 @@ def solve_rules(
 
     rules = rules_or_exit(ruleset)
     race.check(rules)  # RaceUnsolved: a user error, exit 2
+    if out is not None:
+        from pipeline.files import check_output_path
+
+        check_output_path(out)  # before the work: a device, a link, a missing folder (exit 2)
     started = time.perf_counter()
     with progress_bar("solving the two-player game") as advance:
         table = race.solve_table(rules, _progress(advance))

@@ -37,7 +37,13 @@ def simulate_cmd(
         metavar="N",
         help="Seed (>= 0): same seed, same bytes. Default: a random seed, printed on stderr.",
     ),
-    out: str = typer.Option("-", "--out", "-o", metavar="FILE", help="Output file (.gz: gzip) or - for stdout."),
+    out: str = typer.Option(
+        "-",
+        "--out",
+        "-o",
+        metavar="FILE",
+        help="Output file (.gz: gzip; a regular file or a new name in an existing folder) or - for stdout.",
+    ),
     tables: int = typer.Option(
         1,
         "--tables",
@@ -119,8 +125,12 @@ def simulate_cmd(
         unknown = [b for b in names if b not in BOT_NAMES]
         if unknown or not names:
             usage_error(f"unknown bot {', '.join(unknown) or '(none)'}: bots are {', '.join(BOT_NAMES)}")
-    if out != "-" and os.path.isdir(out):
+    if out != "-" and os.path.isdir(out) and not os.path.islink(out):
         usage_error(f"--out {out} is a directory: give a file name such as {out.rstrip('/')}/games.jsonl")
+    from pipeline.files import check_output_path
+
+    for path in ([out] if out != "-" else []) + ([manifest] if manifest is not None else []):
+        check_output_path(path)  # before the work: a device, a link, a missing folder (exit 2)
 
     started = time.perf_counter()
     try:

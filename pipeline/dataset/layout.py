@@ -233,7 +233,7 @@ def explain_missing_pointer(root: Path) -> DatasetError:
         names = {p.name for p in root.iterdir()}
     except OSError as exc:
         return DatasetError(f"{root}: cannot read the directory ({_cause(exc)})")
-    if names and names <= {LOCK, STAGING, SNAPSHOTS, POINTER + ".tmp"}:
+    if names and all(name in {LOCK, STAGING, SNAPSHOTS} or is_pointer_temporary(name) for name in names):
         return DatasetError(
             f"{root}: no committed snapshot yet (an ingest is running, or one stopped before "
             "its first commit: run it again)"
@@ -241,6 +241,12 @@ def explain_missing_pointer(root: Path) -> DatasetError:
     return DatasetError(
         f"{root}: not a farkle-logs dataset (no {POINTER}; create one with `farkle-logs ingest LOGS --out {root}`)"
     )
+
+
+def is_pointer_temporary(name: str) -> bool:
+    """A temporary file of the pointer's atomic write (`._current.json.<random>.tmp`; before
+    that, `_current.json.tmp`), left only by a run killed while writing it."""
+    return name == POINTER + ".tmp" or (name.startswith(f".{POINTER}.") and name.endswith(".tmp"))
 
 
 def committed_traces(root: Path) -> list[str]:
@@ -255,6 +261,57 @@ def committed_traces(root: Path) -> list[str]:
         if os.path.lexists(root / name):
             traces.append(name)
     return traces
+
+
+# The dataset's own entries, which farkle-logs writes, renames and removes: none of them may
+# be a symlink (a link planted at one would make a writer write or remove its target).
+# The convenience links (`.current`, `manifest.json`, one per table) are links by design.
+OWN_ENTRIES = (POINTER, LOCK, STAGING, SNAPSHOTS, DAMAGED)
+
+
+def own_symlinks(root: Path) -> list[str]:
+    """The dataset's own entries that are symlinks, relative to `root`: the pointer, the lock,
+    staging, `.snapshots` and `.damaged`, each snapshot directory and everything in it
+    (scanned by directory listing, no stat per file). Empty for a sound dataset."""
+    found = [name for name in OWN_ENTRIES if os.path.islink(root / name)]
+    snapshots = root / SNAPSHOTS
+    if SNAPSHOTS in found or not snapshots.is_dir():
+        return found
+    try:
+        with os.scandir(snapshots) as entries:
+            for snap in entries:
+                where = f"{SNAPSHOTS}/{snap.name}"
+                if snap.is_symlink():
+                    found.append(where)
+                elif snap.is_dir(follow_symlinks=False):
+                    found += _links_below(Path(snap.path), where)
+    except OSError:
+        pass  # an unreadable directory is the readers' problem to report
+    return found
+
+
+def _links_below(directory: Path, where: str) -> list[str]:
+    found = []
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_symlink():
+                    found.append(f"{where}/{entry.name}")
+                elif entry.is_dir(follow_symlinks=False):
+                    found += _links_below(Path(entry.path), f"{where}/{entry.name}")
+    except OSError:
+        pass
+    return found
+
+
+def symlink_refusal(root: Path, found: list[str]) -> str:
+    """The one line that refuses to write a dataset whose own entries are symlinks."""
+    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    return (
+        f"{root}: {shown} {'is a symbolic link' if len(found) == 1 else 'are symbolic links'}: a dataset's own "
+        "entries never are (a link there would make farkle-logs write to its target); nothing was written: "
+        "remove the link, or ingest into a new directory"
+    )
 
 
 def _cause(exc: BaseException) -> str:

@@ -38,7 +38,7 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterable, cast
+from typing import Any, BinaryIO, Iterable, cast
 
 from pipeline.model import FileProblem
 from pipeline.reader.sniff import sniff_file
@@ -74,23 +74,35 @@ class InputSource:
     """One file (or stdin) to read. The counters are filled in by the reader as it goes.
 
     `name` is what every record read from it carries as `file`: the path as the user
-    wrote it (or as the directory listing or glob spelled it), `<stdin>` for stdin.
-    `sha256` and `raw_bytes` cover the bytes as stored (compressed for gzip), so ingest's
-    manifest identifies the very file; `data_bytes` counts the decompressed text.
+    wrote it (or as the directory listing or glob spelled it), `<stdin>` for stdin (ingest
+    may give it the name a dataset already knows the file by). `sha256` and `raw_bytes`
+    cover the bytes as stored (compressed for gzip), so ingest's manifest identifies the
+    very file; `content_sha256` and `content_bytes` cover the decompressed bytes (the same
+    as the stored ones for a plain file), so the same log gzipped is known to be the same;
+    `data_bytes` counts the decompressed text without a BOM. `regular`: a regular file,
+    which can be read again (not stdin, a pipe, a FIFO or a device: a stream).
     """
 
     name: str
     path: Path | None = None
     stream: BinaryIO | None = field(default=None, repr=False)
     url: str | None = None  # a log at a URL (an object store), read through pipeline.storage
+    regular: bool | None = None  # None: decided from `path` (or `url`) when made
     lines: int = 0
     blank_lines: int = 0
     raw_bytes: int = 0
     data_bytes: int = 0
     sha256: str | None = None  # set once the whole input has been read
+    content_sha256: str | None = None  # set once the whole input has been read without a problem
+    content_bytes: int | None = None
     gzip: bool | None = None  # decided from the first bytes when reading starts
     problem: FileProblem | None = None
     _opened: bool = field(default=False, repr=False)
+    _content: Any = field(default=None, repr=False)  # a gzip input's hasher of its decompressed bytes
+
+    def __post_init__(self) -> None:
+        if self.regular is None:  # an object at a URL can be read again, as a regular file can
+            self.regular = self.url is not None or (self.path is not None and os.path.isfile(self.path))
 
     @property
     def is_stdin(self) -> bool:
@@ -103,7 +115,20 @@ class InputSource:
 
     def fresh(self) -> "InputSource":
         """The same file with its counters at zero, to read it again (never stdin)."""
-        return InputSource(self.name, path=self.path, url=self.url)
+        return InputSource(self.name, path=self.path, url=self.url, regular=self.regular)
+
+    @property
+    def is_stream(self) -> bool:
+        """Bytes that can be read once only (stdin, a pipe, a FIFO, process substitution)."""
+        return not self.regular
+
+    @property
+    def resolved(self) -> str | None:
+        """A regular file's absolute path, symlinks and `..` resolved: what names it
+        whatever the directory it was named from; a URL as it is."""
+        if self.url is not None:
+            return self.url
+        return os.path.realpath(self.path) if self.regular and self.path is not None else None
 
     def open(self) -> BinaryIO:
         """The raw byte stream; stdin can be opened once only, since its bytes are gone."""
@@ -369,4 +394,4 @@ def _add_file(name: str, seen: dict[tuple[int, int], str], result: Resolution) -
             return
         if sniffed.kind != "jsonl":
             result.notices.append(f"{name}: {sniffed.describe()}")
-    result.sources.append(InputSource(name, path=Path(name)))
+    result.sources.append(InputSource(name, path=Path(name), regular=stat.S_ISREG(info.st_mode)))

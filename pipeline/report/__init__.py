@@ -12,11 +12,10 @@ Modules: `data` gathers the tables (stats API + the report's SQL models in `sql/
 from __future__ import annotations
 
 import datetime as dt
-import os
-import tempfile
 from pathlib import Path
 
 from pipeline.dataset.layout import Dataset
+from pipeline.files import check_output_path, replacing
 from pipeline.report.bundle import javascript_bundle
 from pipeline.report.data import GameNotFound, ReportData, gather
 from pipeline.report.page import SECTIONS, render
@@ -55,19 +54,11 @@ def write_report(
     game: str | None = None,
     league: League = League(),
 ) -> Path:
-    """Write the page to `out` (replaced whole: a reader never sees half a page)."""
+    """Write the page to `out` (replaced whole: a reader never sees half a page). `out` must
+    be a regular file or a new name in an existing folder (OutputPathError otherwise, checked
+    before the page is built)."""
+    path = check_output_path(out)
     page = build_report(dataset, filters, title=title, game=game, league=league)
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, delete=False, prefix=f".{path.name}.", suffix=".tmp"
-    ) as tmp:
-        try:
-            tmp.write(page)
-        except BaseException:
-            tmp.close()
-            os.unlink(tmp.name)
-            raise
-    os.chmod(tmp.name, 0o644)  # a page to share, not a secret (mkstemp makes it 0600)
-    os.replace(tmp.name, path)
+    with replacing(path) as tmp:  # 0644: a page to share, not a secret
+        tmp.write(page.encode("utf-8"))
     return path

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Sequence
 
+from pipeline.files import open_output
 from pipeline.rules import Ruleset
 from pipeline.simulate.bots import BOTS, DEFAULT_BOTS
 from pipeline.simulate.game import (
@@ -43,9 +44,12 @@ class ManifestWriter:
 
     def __init__(self, target: str | Path | io.TextIOBase):
         self._own = isinstance(target, (str, Path))
-        self._f = open(target, "w", newline="", encoding="utf-8") if isinstance(target, (str, Path)) else target
+        if isinstance(target, (str, Path)):  # a regular file or a new name: never a link or a device
+            self._f = io.TextIOWrapper(open_output(target), encoding="utf-8", newline="")
+        else:
+            self._f = target  # type: ignore[assignment]
         self._csv = None
-        if str(getattr(self._f, "name", target)).endswith(".csv"):
+        if str(target if self._own else getattr(target, "name", "")).endswith(".csv"):
             self._csv = csv.DictWriter(self._f, fieldnames=MANIFEST_FIELDS)
             self._csv.writeheader()
 

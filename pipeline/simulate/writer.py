@@ -14,6 +14,8 @@ from typing import BinaryIO, cast
 
 import msgspec
 
+from pipeline.files import open_output
+
 _encoder = msgspec.json.Encoder()
 encode_lines = _encoder.encode_lines
 encode = _encoder.encode
@@ -31,7 +33,7 @@ class LineWriter:
             raw: BinaryIO = sys.stdout.buffer
             name = "-"
         elif isinstance(target, (str, Path)):
-            raw = open(target, "wb")
+            raw = cast(BinaryIO, open_output(target))  # a regular file or a new name: never a link or a device
             self._close.append(raw)
             name = str(target)
         else:

@@ -42,12 +42,26 @@ def test_ranges_give_the_splitters_lines(tmp_path: Path, content: bytes, size: i
     path.write_bytes(content)
     want = lines_of(split_source(InputSource("log.jsonl", path), 0))
     starts = list(range(0, len(content), size))
-    sha256, counts = hash_and_count_ranges(path, len(content), size)
+    sha256, counts, crcs = hash_and_count_ranges(path, len(content), size)
     assert sha256 == hashlib.sha256(content).hexdigest()
     assert counts == [lines_starting_in(path, s, min(s + size, len(content))) for s in starts]
-    blocks, line = [], 1
+    expected = [(max(s - 1, 0), min(s + size, len(content)), crc) for s, crc in zip(starts, crcs)]
+    blocks, spans, line = [], [], 1
     for s, n in zip(starts, counts):
-        blocks.append(_range_block(0, "log.jsonl", str(path), s, min(s + size, len(content)), line))
+        block, span = _range_block(0, "log.jsonl", str(path), s, min(s + size, len(content)), line)
+        blocks.append(block)
+        spans.append(span)
         line += n
     assert lines_of(blocks) == want
     assert line - 1 == len(want)
+    # every byte a task reads is a byte the driver hashed, and its CRC-32 says so
+    assert spans == expected
+    if len(content) > 1:
+        flipped = bytearray(content)
+        middle = len(content) // 2
+        flipped[middle] ^= 0x20  # another byte in the middle: the same size
+        path.write_bytes(bytes(flipped))
+        k = next(i for i, (first, last, _) in enumerate(expected) if first <= middle < last)
+        s = starts[k]
+        _, span = _range_block(0, "log.jsonl", str(path), s, min(s + size, len(content)), 1)
+        assert span != expected[k]  # the driver stops the run: the file changed while it was read

@@ -100,6 +100,18 @@ class SparkEngine:
         except Exception:  # Spark Connect has no SparkContext
             return max(1, int(self.spark.conf.get("spark.sql.shuffle.partitions", "2") or "2"))
 
+    def check(self, sources: list[InputSource]) -> None:
+        """Refuse a stream: tasks open the files they read, and a stream can be read once."""
+        from pipeline.reader.inputs import InputError
+
+        for source in sources:
+            if source.is_stream:
+                raise InputError(
+                    source.name,
+                    "a stream (stdin, a pipe) cannot be read by --engine spark, whose tasks open the files "
+                    "they read; ingest it with --engine local",
+                )
+
     def reading(self, config: Config, stored: incremental.Stored, progress) -> "SparkReading":
         self.last = SparkReading(self, config, stored, progress)
         return self.last
@@ -131,7 +143,9 @@ class SparkReading:
     def __init__(self, engine: SparkEngine, config: Config, stored: incremental.Stored, progress):
         # tasks may run in another working directory: every path they get is absolute
         reread = {
-            name: incremental.StoredLines([_absolute(p) for p in lines.events], [_absolute(p) for p in lines.rejects])
+            name: incremental.StoredLines(
+                [_absolute(p) for p in lines.events], [_absolute(p) for p in lines.rejects], list(lines.names)
+            )
             for name, lines in config.reread.items()
         }
         staging = config.staging if isinstance(config.staging, str) else config.staging.resolve()
@@ -151,7 +165,10 @@ class SparkReading:
         self.checks = TaskChecks()
         self._parsed: "DataFrame | None" = None
         self._replayed: BucketResult | None = None  # the one-job path's replay, done with the parse
+        self._unpersisted: "DataFrame | None" = None  # the parse, to run again if inputs are dropped
         self._keys: list[int] = []
+        self._by_source: dict[int, dict[str, Any]] = {}  # per input: touched, superseded, files
+        self._dropped: set[int] = set()
 
     def read_all(self, to_read: list[tuple[InputSource, Any]], block_bytes: int) -> list[Any]:
         """The parse stage (and, on a first ingest, the replay stage in the same job). A
@@ -159,26 +176,31 @@ class SparkReading:
         each knowing its first line number; any other file (gzip, small) by one task
         reading it whole, as the local splitter does (in blocks of `block_bytes`)."""
         from pipeline.ingest.run import SourceCounts
+        from pipeline.reader.inputs import InputError
         from pipeline.reader.split import hash_and_count_ranges
 
-        counts = [SourceCounts(path=c.path, size=c.size, sha256=c.sha256) for _, c in to_read]
+        counts = [SourceCounts(path=c.path, size=c.size, sha256=c.sha256, identity=c.identity) for _, c in to_read]
         cores = self.engine.parallelism
         total = sum(c.size or 0 for c in counts)
         range_bytes = self.engine.range_bytes or task_bytes(total, cores)
         rows = []
+        spans: dict[int, dict[int, tuple[int, int, int]]] = {}  # input -> range start -> the span it must read
         for index, (source, _) in enumerate(to_read):
             if source.is_stdin:
-                raise ValueError("stdin cannot be read by --engine spark")  # refused by the CLI first
-            ordinal = self.stored.ordinals[incremental.file_key(source.name, self.config.ingest_id)]
+                raise ValueError("stdin cannot be read by --engine spark")  # refused by SparkEngine.check first
+            ordinal = self.stored.ordinal(source.name, self.config.ingest_id)
             path = source.url if source.url is not None else _absolute(source.path)
             size = _plain_size(path)
             if size is None or size <= range_bytes:
                 rows.append((index, source.name, path, ordinal, -1, -1, 0, WHOLE_WORKER + index))
                 continue
-            sha256, lines = hash_and_count_ranges(path, size, range_bytes)
-            counts[index].size, counts[index].sha256 = size, sha256
+            sha256, lines, crcs = hash_and_count_ranges(path, size, range_bytes)
+            c = counts[index]
+            c.size, c.sha256, c.content_bytes, c.content_sha256 = size, sha256, size, sha256
+            spans[index] = {}
             first = 1
             for k, (start, n) in enumerate(zip(range(0, size, range_bytes), lines)):
+                spans[index][start] = (max(start - 1, 0), min(start + range_bytes, size), crcs[k])
                 end = min(start + range_bytes, size)
                 rows.append((index, source.name, path, ordinal, start, end, first, RANGE_WORKER + index * 10**6 + k))
                 first += n
@@ -190,6 +212,7 @@ class SparkReading:
         tasks = [dict(zip(FILE_FIELDS, row)) for row in rows]
         numbers = self.spark.range(0, len(tasks), 1, max(1, len(tasks)))
         parsed = numbers.mapInArrow(_parse_task(self.config, block_bytes, self._keys, tasks), BLOB_SCHEMA)
+        self._unpersisted = parsed
         if self.config.stored_games or self.config.reread:  # the replay needs the parse's results first
             self._parsed = parsed.persist()
             self.checks.jobs.append("parse")
@@ -197,28 +220,59 @@ class SparkReading:
         else:
             self.checks.jobs.append("parse+replay")
             outputs = self._replay(parsed)
+        read: dict[int, dict[int, tuple]] = {index: {} for index in spans}
         for row in outputs:
             r = json.loads(row["payload"])
             c = counts[row["source"]]
             if r["whole"]:
                 c.lines, c.size, c.sha256, c.problems = r["lines"], r["size"], r["sha256"], r["problems"]
+                c.content_sha256, c.content_bytes = r["content_sha256"], r["content_bytes"]
             else:
                 c.lines += r["lines"]
+                read[row["source"]][r["start"]] = tuple(r["span"])
             c.blank_lines += r["blank"]
             c.events += r["events"]
             c.duplicates += r["duplicates"]
             c.rejects += r["rejects"]
-            self.touched |= set(r["touched"])
-            self.superseded += [tuple(s) for s in r["superseded"]]
+            mine = self._by_source.setdefault(row["source"], {"touched": set(), "superseded": [], "files": []})
+            mine["touched"] |= set(r["touched"])
+            mine["superseded"] += [tuple(s) for s in r["superseded"]]
+            mine["files"].append(r["files"])
             self.checks.bulk_rows += r["bulk_rows"]
             self.checks.compiled_in_task += r["compiled"]
             self.checks.parse_wall += r["wall"]
             self.checks.parse_cpu += r["cpu"]
             for game_id, file, line, reason in r["rejected_starts"]:
                 self.rejected_starts.setdefault(game_id, (file, line, reason))
-            self._add_files(r["files"])
+        for index, expected in spans.items():  # what the tasks read is what the manifest's hash covers
+            if read[index] != expected:
+                raise InputError(
+                    counts[index].path,
+                    "the file changed while it was being ingested; nothing was committed, ingest it again",
+                )
+        self._gather()
         self.progress(sum(c.size or 0 for c in counts))
         return counts
+
+    def drop(self, inputs: set[int]) -> None:
+        """The rows of these inputs leave the run (their content is stored already): their
+        events are not replayed, their parse tasks' files not committed. On the one-job path
+        their events were replayed with the rest: that replay's files are deleted and the
+        replay runs again (as a second job, its parse run again into the same files)."""
+        self._dropped |= inputs
+        self._gather()
+        if self._replayed is not None and inputs:
+            for paths in self.files.values():
+                for path in paths:
+                    _delete(path)
+            self.files = {name: [] for name in tables.TABLES}
+            self._replayed = None
+            self._parsed = self._unpersisted
+
+    def _gather(self) -> None:
+        kept = [m for i, m in self._by_source.items() if i not in self._dropped]
+        self.touched = set().union(*(m["touched"] for m in kept))
+        self.superseded = [s for m in kept for s in m["superseded"]]
 
     def replay_all(self, spills: list[Path]) -> BucketResult:
         """Replay every game: the parsed events plus the stored events of continued games
@@ -229,11 +283,14 @@ class SparkReading:
             return self._replayed
         assert self._parsed is not None
         events = self._parsed.filter("kind in ('events', 'rejected')")
+        if self._dropped:
+            events = events.filter(f"source not in ({', '.join(map(str, sorted(self._dropped)))})")
         if stored:
             events = events.unionByName(self.spark.createDataFrame(stored, BLOB_SCHEMA))
         self.checks.jobs.append("replay")
         self._replay(events)
-        self._parsed.unpersist()
+        if self._parsed.is_cached:
+            self._parsed.unpersist()
         assert self._replayed is not None
         return self._replayed
 
@@ -260,6 +317,16 @@ class SparkReading:
         return passed
 
     def close(self) -> dict[str, list[Path]]:
+        """The files written, without those of dropped inputs' parse tasks (deleted)."""
+        for index, mine in self._by_source.items():
+            for files in mine["files"]:
+                if index not in self._dropped:
+                    self._add_files(files)
+                    continue
+                for paths in files.values():
+                    for path in paths:
+                        _delete(path)
+        self._by_source = {}
         return self.files
 
     def _add_files(self, files: dict[str, list[str]]) -> None:
@@ -303,6 +370,14 @@ def spark_hash_int(value: int, seed: int = 42) -> int:
     return h1 - (1 << 32) if h1 & 0x80000000 else h1
 
 
+def _delete(path: Any) -> None:
+    """Remove a staged file the commit will not take (a local path or a URL)."""
+    if storage.is_url(path):
+        storage.remove(path)
+    else:
+        Path(path).unlink(missing_ok=True)
+
+
 def _absolute(path: Any) -> str:
     """A path as every task can open it: a URL as it is, a local path made absolute."""
     return path if storage.is_url(path) else str(Path(path).resolve())
@@ -323,10 +398,14 @@ def _plain_size(path: str) -> int | None:
 
 
 def _range_block(index: int, name: str, path: str, start: int, end: int, first_line: int):
-    """The whole lines starting in [start, end) of a plain file, as a splitter Block."""
-    from pipeline.reader.split import Block, range_data
+    """The whole lines starting in [start, end) of a plain file, as a splitter Block, and
+    the span of bytes read [first, end) with its CRC-32: the driver holds it to the span it
+    hashed for the manifest, so a file rewritten meanwhile, even to the same size, commits
+    nothing."""
+    from pipeline.reader.split import Block, read_range
 
-    return Block(index, name, first_line, range_data(path, start, end))
+    read = read_range(path, start, end)
+    return Block(index, name, first_line, read.data), (read.first, read.last, read.crc)
 
 
 def _blobs_of_spill(path: Path, keys: list[int]) -> list[tuple[str, int, int, int, bytes]]:
@@ -416,10 +495,12 @@ def _parse_one(config: Config, block_bytes: int, keys: list[int], f: dict, split
     url = f["path"] if storage.is_url(f["path"]) else None
     source = InputSource(f["name"], None if url else Path(f["path"]), url=url)
     whole = f["start"] < 0
+    span = None
     if whole:
         blocks = split_source(source, f["source"], block_bytes, config.max_line)
     else:
-        blocks = iter([_range_block(f["source"], f["name"], f["path"], f["start"], f["end"], f["first_line"])])
+        block, span = _range_block(f["source"], f["name"], f["path"], f["start"], f["end"], f["first_line"])
+        blocks = iter([block])
     before = _compilations()
     worker = Worker(config, f["task"])
     result: dict[str, Any] = {
@@ -459,7 +540,15 @@ def _parse_one(config: Config, block_bytes: int, keys: list[int], f: dict, split
     files = worker.close()
     p = source.problem
     if whole:
-        result.update(lines=source.lines, size=source.raw_bytes, sha256=source.sha256)
+        result.update(
+            lines=source.lines,
+            size=source.raw_bytes,
+            sha256=source.sha256,
+            content_sha256=source.content_sha256,
+            content_bytes=source.content_bytes,
+        )
+    else:
+        result.update(start=f["start"], span=span)
     result.update(
         problems=[] if p is None else [{"file": p.file, "line": p.line, "reason": p.reason}],
         touched=sorted(result["touched"]),
