@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations, permutations, product
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from pipeline.rules.ruleset import Ruleset
 
@@ -165,7 +165,7 @@ def _allowed(meld: Meld, counts: Counts, split_kinds: bool) -> bool:
 
 def best_split(counts: Counts, rules: Ruleset) -> tuple[int, tuple[Meld, ...]] | None:
     """The highest-scoring split that uses every die, or None when no split uses them all."""
-    return best_split_counts(tuple(counts), rules)
+    return best_split_counts(tuple(counts), rules)  # type: ignore[arg-type]  # six counts
 
 
 def _check_size(counts: Counts) -> None:
@@ -306,7 +306,7 @@ class _Dense:
         choice = np.zeros(shape, np.int16)
         value[(0,) * 6] = 0
         for f in range(5, -1, -1):
-            zeros = (0,) * f
+            zeros: tuple[Any, ...] = (0,) * f
             higher = box[f + 1 :]
             for have in range(1, box[f] + 1):
                 target_value = value[zeros + (have, ...)]  # a view, also when no face is higher
@@ -321,7 +321,9 @@ class _Dense:
                     source = value[zeros + (have - need, ...)][
                         tuple(slice(0, h + 1 - n) for n, h in zip(rest_need, higher))
                     ]
-                    into = tuple(slice(n, None) for n in rest_need) + (...,)  # (...,): a view, never a scalar
+                    into: tuple[Any, ...] = tuple(slice(n, None) for n in rest_need) + (
+                        ...,
+                    )  # (...,): a view, never a scalar
                     # an uncovered source stays far below 0 with the points added: no test needed
                     candidate = source + meld.points
                     better = candidate > target_value[into]
