@@ -201,6 +201,13 @@ def _split_small(counts: Counts, rules: Ruleset) -> tuple[int, tuple[Meld, ...]]
     return best
 
 
+def clear_caches() -> None:
+    """Forget every memoised search (benchmarks measure a cold search)."""
+    _split_small.cache_clear()
+    best_keep_counts.cache_clear()
+    _dense_tables.clear()
+
+
 def score_keep(dice: Iterable[int], rules: Ruleset) -> int | None:
     """Value of a keep when every kept die must score; None when no split uses them all."""
     found = best_split_counts(dice_counts(dice), rules)
