@@ -27,6 +27,7 @@ classic cluster and through Spark Connect alike. docs/spark.md has the sizes and
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass, replace
@@ -46,7 +47,8 @@ if TYPE_CHECKING:
 # What a task says: kind "events" (payload: Arrow IPC of one bucket's events, `bucket` set)
 # or "result" (payload: JSON of counts and written files).
 BLOB_SCHEMA = "kind string, source int, bucket int, payload binary"
-FILES_SCHEMA = "source int, name string, path string, ordinal int, start long, end long, first_line long"
+# `path` as the OS's bytes (os.fsencode): a file name need not be UTF-8, and a Spark string is
+FILES_SCHEMA = "source int, name string, path binary, ordinal int, start long, end long, first_line long"
 RANGES_SCHEMA = "source int, start long, lines long"
 BLOB = pa.schema([("kind", pa.string()), ("source", pa.int32()), ("bucket", pa.int32()), ("payload", pa.binary())])
 IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")  # the shuffle's bytes per event
@@ -107,12 +109,14 @@ class SparkReading:
             path = str(Path(source.path).resolve())
             size = _plain_size(path)
             if size is None or size <= block_bytes:
-                rows.append((index, source.name, path, ordinal, -1, -1, 0))
+                rows.append((index, source.name, os.fsencode(path), ordinal, -1, -1, 0))
                 continue
             counts[index].size = size
             counts[index].sha256 = counts[index].sha256 or file_sha256(path)
             for start in range(0, size, block_bytes):
-                ranges.append((index, source.name, path, ordinal, start, min(start + block_bytes, size), 0))
+                ranges.append(
+                    (index, source.name, os.fsencode(path), ordinal, start, min(start + block_bytes, size), 0)
+                )
         rows += _first_lines(self.spark, ranges)
         files = self.spark.createDataFrame(rows, FILES_SCHEMA).repartition(max(1, len(rows)))
         parsed = files.mapInArrow(_parse_task(self.config, block_bytes), BLOB_SCHEMA).persist()
@@ -205,7 +209,7 @@ def _count_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             [
                 pa.array([r["source"] for r in rows], pa.int32()),
                 pa.array([r["start"] for r in rows], pa.int64()),
-                pa.array([lines_starting_in(r["path"], r["start"], r["end"]) for r in rows], pa.int64()),
+                pa.array([lines_starting_in(os.fsdecode(r["path"]), r["start"], r["end"]) for r in rows], pa.int64()),
             ],
             names=["source", "start", "lines"],
         )
@@ -266,14 +270,18 @@ def _parse_task(config: Config, block_bytes: int):
 
         for batch in batches:
             for f in batch.to_pylist():
-                source = InputSource(f["name"], Path(f["path"]))
+                source = InputSource(f["name"], Path(os.fsdecode(f["path"])))
                 whole = f["start"] < 0
                 if whole:
                     blocks = split_source(source, f["source"], block_bytes, config.max_line)
                     number = WHOLE_WORKER + f["source"]
                 else:
                     blocks = iter(
-                        [_range_block(f["source"], f["name"], f["path"], f["start"], f["end"], f["first_line"])]
+                        [
+                            _range_block(
+                                f["source"], f["name"], os.fsdecode(f["path"]), f["start"], f["end"], f["first_line"]
+                            )
+                        ]
                     )
                     number = RANGE_WORKER + f["source"] * 10**6 + f["start"] // block_bytes
                 worker = Worker(config, number)
