@@ -23,6 +23,7 @@ from pipeline.cli.common import (
     stdout,
     usage_error,
 )
+from pipeline.cli.csv_cells import exact_csv_option
 from pipeline.cli.engine_options import Engine, check_engine, engine_option, master_option, routing
 from pipeline.cli.main import app
 
@@ -65,6 +66,7 @@ def audit(
         help="--coach: mark choices losing more than this as blunders.",
     ),
     max_line_bytes: int = max_line_bytes_option(),
+    exact_csv: bool = exact_csv_option(),
     engine: Engine = engine_option(),
     spark_master: Optional[str] = master_option(),
 ) -> None:
@@ -150,10 +152,10 @@ def audit(
         write = {
             AuditFormat.json: lambda r, out: write_json(r, out, [verdict] if verdict else []),
             AuditFormat.jsonl: write_jsonl,
-            AuditFormat.csv: write_csv,
+            AuditFormat.csv: lambda r, out: write_csv(r, out, exact_csv),
         }[format]
         ends = _LastChar(sys.stdout)
-        write(report, ends)  # type: ignore[arg-type]  # streamed: an audit can have millions of findings
+        write(report, ends)  # streamed: an audit can have millions of findings
         if ends.last not in ("", "\n"):
             sys.stdout.write("\n")
         sys.stdout.flush()

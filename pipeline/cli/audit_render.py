@@ -117,11 +117,16 @@ def write_jsonl(report: AuditReport, out: TextIO) -> None:
         out.write(json.dumps(f.to_dict()) + "\n")
 
 
-def write_csv(report: AuditReport, out: TextIO) -> None:
+def write_csv(report: AuditReport, out: TextIO, exact: bool = False) -> None:
+    """The findings as CSV; text cells that start like a formula defused unless `exact`
+    (pipeline/cli/csv_cells.py)."""
+    from pipeline.cli.csv_cells import defused
+
     writer = csv.DictWriter(out, fieldnames=FINDING_FIELDS, lineterminator="\n")
     writer.writeheader()
     for f in report.findings:
-        writer.writerow(f.to_dict())
+        row = f.to_dict()
+        writer.writerow(row if exact else {k: defused(v) for k, v in row.items()})
 
 
 def as_json(report: AuditReport, sheets: list[dict] | None = None) -> str:
@@ -130,9 +135,9 @@ def as_json(report: AuditReport, sheets: list[dict] | None = None) -> str:
     return buffer.getvalue()
 
 
-def as_csv(report: AuditReport) -> str:
+def as_csv(report: AuditReport, exact: bool = False) -> str:
     buffer = io.StringIO()
-    write_csv(report, buffer)
+    write_csv(report, buffer, exact)
     return buffer.getvalue()
 
 
