@@ -28,6 +28,9 @@ from pipeline.cli.engine_options import Engine, check_engine, engine_option, mas
 from pipeline.cli.main import app
 
 
+SHOWN_GAMES = 5  # game ids named in one message; the rest are counted
+
+
 class AuditFormat(str, enum.Enum):
     text = "text"
     json = "json"
@@ -166,9 +169,13 @@ def audit(
     for wanted in missing_games:
         stderr.print(f"error: no game {wanted!r} in these logs{did_you_mean(wanted, seen.ids)}")
     if verdict is not None and verdict["rows"] and not verdict["games_found"]:
+        missing = verdict["games_not_found"]
+        named = ", ".join(missing[:SHOWN_GAMES]) + (
+            f" and {len(missing) - SHOWN_GAMES:,} more" if len(missing) > SHOWN_GAMES else ""
+        )
         stderr.print(
-            f"error: {verdict['file']}: none of its games is in these logs "
-            f"({', '.join(verdict['games_not_found'])}){did_you_mean(verdict['games_not_found'][0], seen.ids)}"
+            f"error: {verdict['file']}: none of its games is in these logs ({named})"
+            f"{did_you_mean(missing[0], seen.ids)}"
         )
         raise typer.Exit(EXIT_USAGE)
     if resolution.problems or missing_games or any(p.line is None for p in report.file_problems):
