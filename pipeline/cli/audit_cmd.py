@@ -114,7 +114,7 @@ def audit(
         sheet = read_sheet(scoresheet)
     if not resolution.sources:
         raise typer.Exit(EXIT_USAGE)
-    seen = SeenGames()
+    seen = SeenGames(game or ())
     if coach:
         assert game  # --coach needs exactly one --game (checked above)
         _coach(resolution, game[0], default_rules, format, blunder_threshold, seen, max_line_bytes)
@@ -137,7 +137,8 @@ def audit(
                 on_problem=file_problems.append,
                 max_line_bytes=max_line_bytes,
             )
-            seen.ids.update(dict.fromkeys(g.game_id for g in report.games))  # what --game is checked against
+            if game:  # what --game is checked against (Spark: the games it kept)
+                seen.ids.update(dict.fromkeys(g.game_id for g in report.games))
     report.file_problems.extend(file_problems)
     for source in resolution.sources:
         if source.is_stdin and source.problem is None and source.lines == source.blank_lines:
@@ -162,7 +163,7 @@ def audit(
         if ends.last not in ("", "\n"):
             sys.stdout.write("\n")
         sys.stdout.flush()
-    report.findings.close()
+    report.close()
     from pipeline.cli import entry
 
     entry.skip_teardown()  # the output is out: the process need not free every object
@@ -215,16 +216,20 @@ class _LastChar:
 
 
 class SeenGames:
-    """The game ids of every line read, whatever --game keeps: what a typo is compared to."""
+    """The game ids of the lines read, whatever --game keeps: what a typo is compared to.
+    Past KEPT ids only those `wanted` are still noted (a log can hold millions)."""
 
-    def __init__(self) -> None:
+    KEPT = 100_000
+
+    def __init__(self, wanted: Iterable[str] = ()) -> None:
         self.ids: dict[str, None] = {}
+        self.wanted = set(wanted)
 
     def watch(self, items: Iterable) -> Iterator:
-        ids = self.ids
+        ids, wanted, kept = self.ids, self.wanted, self.KEPT
         for item in items:
             game_id = getattr(item, "game_id", None)
-            if game_id is not None and game_id not in ids:
+            if game_id is not None and game_id not in ids and (len(ids) < kept or game_id in wanted):
                 ids[game_id] = None
             yield item
 

@@ -18,7 +18,7 @@ from pipeline.cli.text import Listing, printable, rule_text, terminal_width, wra
 
 if TYPE_CHECKING:
     from pipeline.audit.run import AuditReport
-    from pipeline.model import Finding, GameResult
+    from pipeline.model import Finding
     from pipeline.cli.text import LazyConsole
 
 FINDING_FIELDS = ["game_id", "seq", "file", "line", "player", "code", "severity", "message", "claimed", "expected"]
@@ -146,8 +146,9 @@ def sheet_verdict(report: AuditReport, name: str, text: str) -> dict[str, Any]:
     from pipeline.audit.scoresheet import parse_sheet
 
     rows, problems = parse_sheet(text, name)
-    logged = {g.game_id for g in report.games}
     sheet_games = list(dict.fromkeys(r.game_id for r in rows))
+    result_of = report.games.get
+    logged = {g for g in sheet_games if result_of(g) is not None}
     found = [g for g in sheet_games if g in logged]
     not_found = [g for g in sheet_games if g not in logged]
     differences = [f for f in report.findings if f.file == name and f.code in SHEET_CODES and f.game_id in logged]
@@ -227,12 +228,13 @@ def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = N
     memory holds one game's findings at a time. Each game's text is made as one string and
     written at once; its tables are `Listing`s (text.py): an audit can show thousands."""
     out = _TextOut(console)
-    results: dict[str | None, GameResult] = {g.game_id: g for g in report.games}
+    result_of = report.games.get
     absent = _AbsentGames()  # sheet rows of games not in the logs: a line for each of the first few
     shown = 0  # games with findings that have a result
     findings: Iterable[Finding]
     for game_id, count, findings in report.findings.by_game():
-        if game_id is not None and game_id not in results:
+        result = result_of(game_id)
+        if game_id is not None and result is None:
             findings = list(findings)
             rows = [f for f in findings if f.code == "sheet_extra_turn"]
             if rows:
@@ -242,7 +244,6 @@ def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = N
                 if not count:
                     continue
         title = f"game {game_id}" if game_id is not None else "lines of no readable game"
-        result = results.get(game_id)
         shown += result is not None
         rules = f" [{result.ruleset.name}]" if result is not None else ""
         out.rule(f"{title}{rules}: {count} finding{'s' if count != 1 else ''}")

@@ -10,7 +10,9 @@ parsing and one bucket while replaying, whatever the input size.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 from zlib import crc32
 
 import numpy as np
@@ -32,30 +34,55 @@ def bucket_count(total_bytes: int, workers: int) -> int:
 
 def buckets_of(game_ids: pa.Array, buckets: int) -> pa.Array:
     """The bucket of each row: crc32 once per distinct game id, then a take."""
+    return _buckets(game_ids, buckets)[0]
+
+
+def _buckets(game_ids: pa.Array, buckets: int) -> tuple[pa.Array, np.ndarray]:
+    """The bucket of each row, and of each distinct game id."""
     encoded = pc.dictionary_encode(game_ids)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
     ids = encoded.dictionary.to_pylist()
-    per_id = pa.array([crc32(g.encode("utf-8", "surrogatepass")) % buckets for g in ids], pa.int32())
-    return per_id.take(encoded.indices)
+    per_id = np.fromiter((crc32(g.encode("utf-8", "surrogatepass")) % buckets for g in ids), np.int32, len(ids))
+    return pa.array(per_id).take(encoded.indices), per_id
 
 
-def spill(events: pa.Table, file_ordinal: int, buckets: int, path: Path) -> pa.Table:
+def part_of(game_ids: pa.Array, buckets: int, parts: int) -> np.ndarray:
+    """Which of `parts` parts of its bucket each row's game falls in: the crc32's bits above
+    the bucket's, so the parts of a bucket are about equal and each holds whole games."""
+    encoded = pc.dictionary_encode(game_ids)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    ids = encoded.dictionary.to_pylist()
+    per_id = np.fromiter(
+        (crc32(g.encode("utf-8", "surrogatepass")) // buckets % parts for g in ids), np.int32, len(ids)
+    )
+    return per_id[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+@dataclass
+class Spilled:
+    """One block's spill: its events in bucket order (without the ordering column), and per
+    bucket its rows and game ids. Nothing was written for a block without events."""
+
+    events: pa.Table
+    rows: list[int]
+    games: list[int]
+
+
+def spill(events: pa.Table, file_ordinal: int, buckets: int, path: Path) -> Spilled:
     """Write `events` (one block, EVENTS columns) to `path` grouped by bucket, each bucket in
-    line order, with the ordering column added; returns the rows in that order (without it)."""
-    if events.num_rows:
-        keys = pa.table(
-            {"b": buckets_of(events.column("game_id").combine_chunks(), buckets), "l": events.column("source_line")}
-        )
-        order = pc.sort_indices(keys, sort_keys=[("b", "ascending"), ("l", "ascending")])
-        events = events.take(order)
-        counts = pc.value_counts(keys.column("b").take(order)).to_pylist()
-        sizes = {c["values"]: c["counts"] for c in counts}
-    else:
-        sizes = {}
+    line order, with the ordering column added (a block without events writes nothing)."""
+    if not events.num_rows:
+        return Spilled(events, [0] * buckets, [0] * buckets)
+    rows_bucket, per_id = _buckets(events.column("game_id").combine_chunks(), buckets)
+    keys = pa.table({"b": rows_bucket, "l": events.column("source_line")})
+    order = pc.sort_indices(keys, sort_keys=[("b", "ascending"), ("l", "ascending")])
+    events = events.take(order)
+    rows = np.bincount(rows_bucket.to_numpy(zero_copy_only=False), minlength=buckets).tolist()
     ordered = events.append_column(ORDER_COLUMN, pa.array(np.full(events.num_rows, file_ordinal, np.int32)))
-    write_buckets(ordered, [sizes.get(b, 0) for b in range(buckets)], path)
-    return events
+    write_buckets(ordered, rows, path)
+    return Spilled(events, rows, np.bincount(per_id, minlength=buckets).tolist())
 
 
 def write_buckets(ordered: pa.Table, sizes: list[int], path: Path) -> None:
@@ -82,8 +109,11 @@ class SpillFiles:
     def __init__(self) -> None:
         self._readers: dict[Path, pa.ipc.RecordBatchFileReader] = {}
 
-    def gather(self, paths: list[Path], bucket: int) -> pa.Table:
-        """Bucket `bucket` of every spilled file, in the order of `paths`."""
+    def gather(
+        self, paths: list[Path], bucket: int, keep: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None
+    ) -> pa.Table:
+        """Bucket `bucket` of every spilled file, in the order of `paths`; with `keep`, only
+        the rows it keeps of each file's batch (one part of a large bucket)."""
         batches = []
         schema = None
         for path in paths:
@@ -94,6 +124,8 @@ class SpillFiles:
                     self._readers[path] = reader
             schema = reader.schema
             batch = reader.get_batch(bucket)
+            if batch.num_rows and keep is not None:
+                batch = keep(batch)
             if batch.num_rows:
                 batches.append(batch)
         if schema is None:

@@ -303,10 +303,16 @@ class _Reading:
         self.counts: list[SourceCounts] = []
         self.touched: set[str] = set()
         self.superseded: list[tuple[str, int, Any]] = []
+        self.empty: set[Path] = set()  # spill files of blocks without events: never written
+        self.bucket_rows = [0] * config.buckets
+        self.bucket_games = [0] * config.buckets
 
     def read_all(self, to_read: list[tuple[InputSource, SourceCounts]], block_bytes: int) -> list[SourceCounts]:
-        for _, result in self.pool.run(self._parse_tasks(to_read, block_bytes)):
+        for spill, result in self.pool.run(self._parse_tasks(to_read, block_bytes)):
             self._take(result)
+            if not result.spilled:
+                self.empty.add(spill)
+        self.spills = [path for path in self.spills if path not in self.empty]
         return self.counts
 
     def _parse_tasks(self, to_read: list[tuple[InputSource, SourceCounts]], block_bytes: int):
@@ -321,7 +327,7 @@ class _Reading:
                 self.spills.append(spill)
                 self.progress(source.raw_bytes - counts.progress)
                 counts.progress = source.raw_bytes
-                yield "block", "parse", (block, ordinal, spill)
+                yield spill, "parse", (block, ordinal, spill)
             counts.lines = source.lines
             counts.sha256 = source.sha256 or counts.sha256
             counts.size = source.raw_bytes
@@ -339,12 +345,18 @@ class _Reading:
         counts.rejects += r.rejects
         self.touched |= r.touched
         self.superseded += r.superseded
+        for bucket, (rows, games) in enumerate(zip(r.bucket_rows, r.bucket_games)):
+            self.bucket_rows[bucket] += rows
+            self.bucket_games[bucket] += games
 
     def replay_all(self, spills: list[Path]):
         from pipeline.ingest.workers import BucketResult
 
         total = BucketResult()
-        tasks = (("bucket", "replay", (bucket, spills)) for bucket in range(self.config.buckets))
+        tasks = (
+            ("bucket", "replay", (bucket, spills, self.bucket_rows[bucket], self.bucket_games[bucket]))
+            for bucket in range(self.config.buckets)
+        )
         for _, r in self.pool.run(tasks):
             total.games += r.games
             total.findings_error += r.findings_error

@@ -69,6 +69,9 @@ class BlockResult:
     rejects: int = 0
     touched: set[str] = field(default_factory=set)  # stored games that get events here
     superseded: list[tuple[str, int, str | None]] = field(default_factory=list)  # (file, line, game_id)
+    spilled: bool = False  # a spill file was written (a block without events writes none)
+    bucket_rows: list[int] = field(default_factory=list)  # per bucket: events spilled
+    bucket_games: list[int] = field(default_factory=list)  # per bucket: game ids among them
 
 
 @dataclass
@@ -76,6 +79,21 @@ class BucketResult:
     games: int = 0
     findings_error: int = 0
     findings_warning: int = 0
+
+
+# What replaying a bucket holds, about: the reference replay's Python records per event
+# (the columns as lists, the event, its records) and the state and results of each game.
+# A bucket estimated past REPLAY_BUDGET is replayed in parts (a log of a million one-line
+# games, say, that gzip squeezed into a few MB: the bucket count follows the file's size).
+REPLAY_BYTES_PER_ROW = 1_000
+REPLAY_BYTES_PER_GAME = 6_000
+REPLAY_BUDGET = 96 << 20
+
+
+def replay_parts(rows: int, games: int) -> int:
+    """Parts to replay a bucket of `rows` events and `games` game ids in."""
+    estimate = rows * REPLAY_BYTES_PER_ROW + games * REPLAY_BYTES_PER_GAME
+    return max(1, -(-estimate // REPLAY_BUDGET))
 
 
 class Worker:
@@ -98,8 +116,10 @@ class Worker:
             events, bad, result.duplicates, result.superseded = drop_stored_lines(
                 c.reread[block.name], block, events, bad
             )
-        ordered = route.spill(events, file_ordinal, c.buckets, spill_path)
-        self.sinks.write("events", ordered)
+        spilled = route.spill(events, file_ordinal, c.buckets, spill_path)
+        result.spilled = events.num_rows > 0
+        result.bucket_rows, result.bucket_games = spilled.rows, spilled.games
+        self.sinks.write("events", spilled.events)
         if bad:
             self.sinks.write("rejects", batches.rejects_table(bad, c.ingest_id))
             self.sinks.write("findings", bad_line_findings(bad))
@@ -109,23 +129,39 @@ class Worker:
             result.touched = {g for g in ids if g in c.stored_games}
         return result
 
-    def replay(self, bucket: int, spill_paths: list[Path]) -> BucketResult:
-        """Replay the whole games of one bucket and write their derived tables."""
-        events = self.spills.gather(spill_paths, bucket)
-        out = replay_partition(events, self.config.default_rules, reference=self.config.reference, jit=self.config.jit)
-        del events  # frees the bucket's batches
-        for name, table in out.items():
-            self.sinks.write(name, table)
-        # The collector is off in workers (parse and replay hold many small objects), but a
-        # replayed bucket leaves reference cycles behind (the engine's state): free them now,
-        # or memory grows with every bucket. What survives is long-lived (modules, compiled
-        # code, the sinks): frozen, so the next bucket's collection scans only its own objects
-        # (each full scan cost about 0.05 s).
-        gc.collect()
-        gc.freeze()
-        findings = out["findings"]
-        warnings = pc.sum(pc.equal(findings.column("severity"), "warning")).as_py() or 0
-        return BucketResult(out["games"].num_rows, findings.num_rows - warnings, warnings)
+    def replay(self, bucket: int, spill_paths: list[Path], rows: int = 0, games: int = 0) -> BucketResult:
+        """Replay the whole games of one bucket and write their derived tables; a bucket
+        whose `rows` events of `games` games would take more than REPLAY_BUDGET is replayed
+        in parts, each a share of its games read from the spill files again."""
+        parts = replay_parts(rows, games)
+        buckets = self.config.buckets
+        total = BucketResult()
+        for part in range(parts):
+
+            def keep(batch: pa.RecordBatch, part: int = part) -> pa.RecordBatch:
+                return batch.filter(route.part_of(batch.column("game_id"), buckets, parts) == part)
+
+            events = self.spills.gather(spill_paths, bucket, keep if parts > 1 else None)
+            out = replay_partition(
+                events, self.config.default_rules, reference=self.config.reference, jit=self.config.jit
+            )
+            del events  # frees the bucket's batches
+            for name, table in out.items():
+                self.sinks.write(name, table)
+            # The collector is off in workers (parse and replay hold many small objects), but a
+            # replayed bucket leaves reference cycles behind (the engine's state): free them now,
+            # or memory grows with every bucket. What survives is long-lived (modules, compiled
+            # code, the sinks): frozen, so the next bucket's collection scans only its own objects
+            # (each full scan cost about 0.05 s).
+            gc.collect()
+            gc.freeze()
+            findings = out["findings"]
+            warnings = pc.sum(pc.equal(findings.column("severity"), "warning")).as_py() or 0
+            total.games += out["games"].num_rows
+            total.findings_error += findings.num_rows - warnings
+            total.findings_warning += warnings
+            del out
+        return total
 
     def close(self) -> dict[str, list[Path]]:
         gc.unfreeze()  # inline, this is the caller's process: its objects are collectable again

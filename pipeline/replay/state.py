@@ -7,8 +7,10 @@ each claim, so one mistake is reported once) and the *corrected* one scores the 
 
 from __future__ import annotations
 
+import io
+import pickle
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator, Protocol
 
 from pipeline.replay.melds import KeptDice
 from pipeline.rules import Ruleset
@@ -90,3 +92,64 @@ class GameState:
     end_scores: dict[str, int] | None = None
     findings: int = 0
     timeline: list[list[TraceStep]] = field(default_factory=list)  # turns with findings
+
+
+# ---- games out of memory ----------------------------------------------------------------------
+class GameSpill(Protocol):
+    """Where a Replayer with more games than it keeps in memory puts the others: bytes by
+    game id, each with its order of first appearance (the audit gives one on disk)."""
+
+    def put(self, game_id: str, order: int, state: bytes) -> None: ...
+
+    def take(self, game_id: str) -> bytes | None:
+        """The game's bytes, removed; None if it is not here."""
+        ...
+
+    def take_in_order(self) -> Iterator[tuple[int, bytes]]:
+        """Every game's (order, bytes), by order, removed as they go."""
+        ...
+
+    def __len__(self) -> int: ...
+
+
+class StateCodec:
+    """GameState to bytes and back (pickle), without copying what games share: each ruleset
+    is written as its number in this codec's list and a game's score table as its ruleset's
+    (looked up again when read). One codec per Replayer: the numbers are its own."""
+
+    def __init__(self) -> None:
+        self.rulesets: list[Ruleset] = []
+        self._number: dict[int, int] = {}  # id(ruleset) -> its number (the list keeps it alive)
+
+    def dumps(self, game: GameState) -> bytes:
+        buffer = io.BytesIO()
+        pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+        pickler.persistent_id = self._persistent_id  # type: ignore[method-assign]
+        pickler.dump(game)
+        return buffer.getvalue()
+
+    def loads(self, data: bytes) -> GameState:
+        unpickler = pickle.Unpickler(io.BytesIO(data))
+        unpickler.persistent_load = self._persistent_load  # type: ignore[method-assign]
+        return unpickler.load()
+
+    def _persistent_id(self, obj: Any) -> tuple[str, int] | None:
+        if isinstance(obj, Ruleset):
+            return ("rules", self._ruleset_number(obj))
+        if isinstance(obj, ScoreTable):
+            return ("table", self._ruleset_number(obj.rules))
+        return None
+
+    def _ruleset_number(self, rules: Ruleset) -> int:
+        number = self._number.get(id(rules))
+        if number is None:
+            number = self._number[id(rules)] = len(self.rulesets)
+            self.rulesets.append(rules)
+        return number
+
+    def _persistent_load(self, pid: tuple[str, int]) -> Any:
+        from pipeline.rules.table import score_table
+
+        kind, number = pid
+        rules = self.rulesets[number]
+        return rules if kind == "rules" else score_table(rules)

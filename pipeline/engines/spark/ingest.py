@@ -305,7 +305,7 @@ def _parse_task(config: Config, block_bytes: int):
                         result["touched"] |= r.touched
                         result["superseded"] += r.superseded
                         blobs = _blobs_of_spill(spill)
-                        spill.unlink()
+                        spill.unlink(missing_ok=True)  # a block without events spills nothing
                         if blobs:
                             yield _blob_batch([("events", f["source"], b, data) for _, _, b, data in blobs])
                 finally:
