@@ -17,6 +17,7 @@ of a few MB), values pickled, keys the game ids. The finding store
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 import sqlite3
 from typing import Any, Iterable, Iterator
@@ -41,12 +42,44 @@ def _database() -> sqlite3.Connection:
     return db
 
 
+class _MaybeThere:
+    """The ids put in a DiskGames, as a Bloom filter (4 probes, 16 bits an id at capacity):
+    a line of a game that never went to disk (every new game of a log of millions) costs no
+    query. Grown from the database's keys when full; never forgets (a game taken back just
+    costs a query if asked for again)."""
+
+    def __init__(self, capacity: int = 1 << 16):
+        self.capacity = capacity
+        self.bits = bytearray(capacity * 2)  # 16 bits an id
+        self.size = len(self.bits) * 8
+        self.added = 0
+
+    def _positions(self, game_id: str) -> list[int]:
+        h = hash(game_id) & 0xFFFFFFFFFFFFFFFF  # a process's own hash: the filter never leaves it
+        step, size = (h >> 32) | 1, self.size
+        return [h % size, (h + step) % size, (h + 2 * step) % size, (h + 3 * step) % size]
+
+    def add(self, game_id: str) -> None:
+        bits = self.bits
+        for p in self._positions(game_id):
+            bits[p >> 3] |= 1 << (p & 7)
+        self.added += 1
+
+    def __contains__(self, game_id: str) -> bool:
+        bits = self.bits
+        for p in self._positions(game_id):
+            if not bits[p >> 3] & (1 << (p & 7)):
+                return False
+        return True
+
+
 class DiskGames:
     """The Replayer's games out of memory (pipeline.replay.state.GameSpill), in SQLite."""
 
     def __init__(self) -> None:
         self._db: sqlite3.Connection | None = None
         self._count = 0
+        self._maybe = _MaybeThere()
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -59,9 +92,18 @@ class DiskGames:
     def put(self, game_id: str, order: int, state: bytes) -> None:
         self.db.execute("insert into games values (?, ?, ?)", (_key(game_id), order, state))
         self._count += 1
+        if self._maybe.added >= self._maybe.capacity:
+            self._grow()
+        self._maybe.add(game_id)
+
+    def _grow(self) -> None:
+        maybe = _MaybeThere(self._maybe.capacity * 2)
+        for (key,) in self.db.execute("select key from games"):
+            maybe.add(key.decode("utf-8", "surrogatepass"))
+        self._maybe = maybe
 
     def take(self, game_id: str) -> bytes | None:
-        if not self._count:
+        if not self._count or game_id not in self._maybe:
             return None
         key = _key(game_id)
         row = self.db.execute("select state from games where key = ?", (key,)).fetchone()
@@ -100,7 +142,23 @@ class GameStore:
         self._index: dict[str, GameResult] | None = None  # of _memory, made when first asked
         self._db: sqlite3.Connection | None = None
         self._stored = 0
+        self._rulesets: list[Any] = []  # a result's ruleset is stored as its number here
+        self._number: dict[int, int] = {}  # id(ruleset) -> number (the list keeps it alive)
         self.extend(games)
+
+    def _dumps(self, game: GameResult) -> bytes:
+        number = self._number.get(id(game.ruleset))
+        if number is None:
+            number = self._number[id(game.ruleset)] = len(self._rulesets)
+            self._rulesets.append(game.ruleset)
+        values = [getattr(game, name) for name in _RESULT_FIELDS]
+        values[_RESULT_RULES] = number
+        return pickle.dumps(values, pickle.HIGHEST_PROTOCOL)
+
+    def _loads(self, data: bytes) -> GameResult:
+        values = pickle.loads(data)
+        values[_RESULT_RULES] = self._rulesets[values[_RESULT_RULES]]
+        return GameResult(*values)
 
     def append(self, game: GameResult) -> None:
         self.extend((game,))
@@ -118,10 +176,7 @@ class GameStore:
             self._db = _database()
             self._db.execute("create table results (pos integer primary key, key blob, value blob)")
             self._db.execute("create index results_key on results (key)")
-        rows = (
-            (self._stored + i, _key(g.game_id), pickle.dumps(g, pickle.HIGHEST_PROTOCOL))
-            for i, g in enumerate(self._memory)
-        )
+        rows = ((self._stored + i, _key(g.game_id), self._dumps(g)) for i, g in enumerate(self._memory))
         self._db.executemany("insert into results values (?, ?, ?)", rows)
         self._stored += len(self._memory)
         self._memory = []
@@ -132,7 +187,7 @@ class GameStore:
             cursor = self._db.execute("select value from results order by pos")
             while rows := cursor.fetchmany(BATCH):
                 for (value,) in rows:
-                    yield pickle.loads(value)
+                    yield self._loads(value)
         yield from list(self._memory)
 
     def __len__(self) -> int:
@@ -155,7 +210,7 @@ class GameStore:
                 "select value from results where key = ? order by pos limit 1", (_key(game_id),)
             ).fetchone()
             if row is not None:
-                return pickle.loads(row[0])
+                return self._loads(row[0])
         if self._index is None:
             self._index = {}
             for g in reversed(self._memory):
@@ -166,6 +221,10 @@ class GameStore:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+_RESULT_FIELDS = [f.name for f in dataclasses.fields(GameResult)]
+_RESULT_RULES = _RESULT_FIELDS.index("ruleset")
 
 
 class Timelines:

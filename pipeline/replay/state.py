@@ -7,7 +7,8 @@ each claim, so one mistake is reported once) and the *corrected* one scores the 
 
 from __future__ import annotations
 
-import io
+import copy
+import dataclasses
 import pickle
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Protocol
@@ -113,32 +114,37 @@ class GameSpill(Protocol):
 
 
 class StateCodec:
-    """GameState to bytes and back (pickle), without copying what games share: each ruleset
-    is written as its number in this codec's list and a game's score table as its ruleset's
-    (looked up again when read). One codec per Replayer: the numbers are its own."""
+    """GameState to bytes and back (pickle), without copying what games share: a game's
+    ruleset (and its game_start's) is written as its number in this codec's list, its score
+    table not at all (looked up again when read). One codec per Replayer: the numbers are
+    its own. The state goes as a list of its fields: pickle's C code does the rest."""
 
     def __init__(self) -> None:
         self.rulesets: list[Ruleset] = []
         self._number: dict[int, int] = {}  # id(ruleset) -> its number (the list keeps it alive)
 
     def dumps(self, game: GameState) -> bytes:
-        buffer = io.BytesIO()
-        pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
-        pickler.persistent_id = self._persistent_id  # type: ignore[method-assign]
-        pickler.dump(game)
-        return buffer.getvalue()
+        values = [getattr(game, name) for name in _GAME_FIELDS]
+        values[_RULES] = self._ruleset_number(game.rules)
+        values[_TABLE] = None
+        event = game.last_event
+        event_rules = None
+        if event is not None and getattr(event, "rules", None) is not None:
+            event_rules = self._ruleset_number(event.rules)
+            event = copy.copy(event)
+            event.rules = None
+            values[_LAST_EVENT] = event
+        return pickle.dumps((values, event_rules), pickle.HIGHEST_PROTOCOL)
 
     def loads(self, data: bytes) -> GameState:
-        unpickler = pickle.Unpickler(io.BytesIO(data))
-        unpickler.persistent_load = self._persistent_load  # type: ignore[method-assign]
-        return unpickler.load()
+        from pipeline.rules.table import score_table
 
-    def _persistent_id(self, obj: Any) -> tuple[str, int] | None:
-        if isinstance(obj, Ruleset):
-            return ("rules", self._ruleset_number(obj))
-        if isinstance(obj, ScoreTable):
-            return ("table", self._ruleset_number(obj.rules))
-        return None
+        values, event_rules = pickle.loads(data)
+        rules = self.rulesets[values[_RULES]]
+        values[_RULES], values[_TABLE] = rules, score_table(rules)
+        if event_rules is not None:
+            values[_LAST_EVENT].rules = self.rulesets[event_rules]
+        return GameState(*values)
 
     def _ruleset_number(self, rules: Ruleset) -> int:
         number = self._number.get(id(rules))
@@ -147,9 +153,6 @@ class StateCodec:
             self.rulesets.append(rules)
         return number
 
-    def _persistent_load(self, pid: tuple[str, int]) -> Any:
-        from pipeline.rules.table import score_table
 
-        kind, number = pid
-        rules = self.rulesets[number]
-        return rules if kind == "rules" else score_table(rules)
+_GAME_FIELDS = [f.name for f in dataclasses.fields(GameState)]
+_RULES, _TABLE, _LAST_EVENT = (_GAME_FIELDS.index(name) for name in ("rules", "table", "last_event"))
