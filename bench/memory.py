@@ -71,7 +71,9 @@ def main() -> None:
         for name in args.only:
             log = Path(work) / f"{name}.jsonl.gz"
             write_case(name, log)
-            read = statistics.median(measure([sys.executable, "-c", READ_SCRIPT, str(log)]).wall for _ in range(args.runs))
+            read = statistics.median(
+                measure([sys.executable, "-c", READ_SCRIPT, str(log)]).wall for _ in range(args.runs)
+            )
             commands = [("audit", cli + ["audit", str(log), "-f", "jsonl"], None)]
             for workers in args.workers:
                 commands.append((f"ingest x{workers}", cli + ["ingest", str(log), "--out", "OUT"], workers))

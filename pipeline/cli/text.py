@@ -88,7 +88,8 @@ class LazyConsole:
             from rich.console import Console
 
             self._console = Console(stderr=self._stderr, highlight=False, soft_wrap=False)
-        self._console.width = self.width
+        # a file or a pipe: nothing to fit, so no cell is ever folded (fitted_tables lays parts out for 80)
+        self._console.width = terminal_width(self.stream) or 100_000
         return self._console
 
     @property
