@@ -45,7 +45,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -53,6 +53,7 @@ from pipeline.audit import finding_store
 
 from pipeline.audit import spawn as audit_spawn
 from pipeline.audit.finding_store import FindingStore
+from pipeline.audit.game_stores import DiskGames
 from pipeline.reader.inputs import InputSource
 from pipeline.reader.sniff import GZIP_MAGIC, starts_with
 from pipeline.reader.split import NotInBlocks, line_start, plain_blocks
@@ -76,6 +77,12 @@ FIRST_SHARE = audit_spawn.FIRST_SHARE
 # parse again, so such a log is cheaper audited in one reference pass
 MOSTLY_BAD_AFTER = 50_000
 MOSTLY_BAD_SHARE = 0.5
+# ... and once it has met more games than this, or noted more bad lines: pass 1 holds a row
+# of integers per game, each clean game's result and 8 bytes per bad line, all until the end
+# (about 1.5 KB a game). The reference pass keeps games, results and findings on disk past a
+# limit (pipeline/audit/game_stores.py), so it audits a log of millions of games in bounded memory.
+MANY_GAMES = 100_000
+MANY_BAD_LINES = 10_000_000
 STEAL_MIN_BYTES = 4 << 20  # a process that is done takes half of the other's rest if this much is left
 _GAME_ID = re.compile(rb'"game_id"\s*:\s*"([^"\\]*)"').search
 
@@ -138,7 +145,8 @@ def _gc_paused() -> Iterator[None]:
 
 
 class MostlyBad(Exception):
-    """Pass 1 gave up: most lines read so far are bad (see MOSTLY_BAD_AFTER)."""
+    """Pass 1 gave up: most lines read so far are bad (see MOSTLY_BAD_AFTER), or it met too
+    many games or bad lines to keep them in memory (MANY_GAMES, MANY_BAD_LINES)."""
 
 
 BLOCK = audit_spawn.BLOCK  # bytes read at a time by the block reader
@@ -188,7 +196,10 @@ def _scan_parts(
     def check(n_lines: int) -> None:
         nonlocal read
         read += n_lines
-        if read >= MOSTLY_BAD_AFTER and sum(map(len, bad_lines)) > MOSTLY_BAD_SHARE * read:
+        bad = sum(map(len, bad_lines))
+        if read >= MOSTLY_BAD_AFTER and bad > MOSTLY_BAD_SHARE * read:
+            raise MostlyBad
+        if len(state.game_ids) > MANY_GAMES or bad > MANY_BAD_LINES:
             raise MostlyBad
 
     with _gc_paused():
@@ -496,10 +507,12 @@ def replay_suspects(
     trace: bool,
     findings: FindingStore | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
+    finish: bool = True,
 ) -> Replayer:
     """Pass 2: the reference replay of the bad lines and of every event of the suspect games.
-    With `findings`, the replayer's findings are moved there as they come (bounded memory)."""
-    replayer = Replayer(default_rules, trace=trace, records=False)
+    With `findings`, the replayer's findings are moved there as they come (bounded memory);
+    without `finish`, the caller finishes the replayer (in steps: pipeline.audit.run.finish)."""
+    replayer = Replayer(default_rules, trace=trace, records=False, spill=DiskGames())
     suspect = found.suspect
     out = replayer.out
     replay = replayer.feed
@@ -515,7 +528,8 @@ def replay_suspects(
             for i, (source, bad_numbers) in enumerate(zip(sources, found.bad_lines)):
                 chosen = found.blocks_to_replay(i, suspect)
                 _replay_source(feed, source, _Lines(bad_numbers), suspect, chosen, max_line_bytes)
-    replayer.finish()
+    if finish:
+        replayer.finish()
     return replayer
 
 
@@ -588,8 +602,8 @@ def _replay_line(feed: Callable, raw: bytes, name: str, line: int, bad: _Lines, 
         feed(item)
 
 
-def merged_results(found: ScanSummary, reference_games: list[GameResult]) -> list[GameResult]:
+def merged_results(found: ScanSummary, reference_games: Iterable[GameResult]) -> list[GameResult]:
     """Every started game's result, in the order the reference lists them (first game_start)."""
-    results = list(found.clean.values()) + reference_games
+    results = [*found.clean.values(), *reference_games]
     results.sort(key=lambda g: found.starts[g.game_id])
     return results

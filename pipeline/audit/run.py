@@ -12,20 +12,24 @@ from typing import Callable, Iterable, Sequence
 
 from pipeline.audit import finding_store
 from pipeline.audit.finding_store import FindingStore
+from pipeline.audit.game_stores import DiskGames, GameStore, Timelines
 from pipeline.reader.inputs import InputSource
 from pipeline.limits import MAX_LINE_BYTES
-from pipeline.model import BadLine, Event, FileProblem, GameResult
+from pipeline.model import BadLine, Event, FileProblem
 from pipeline.reader import read_events
-from pipeline.replay import Replayer, TraceStep
+from pipeline.replay import Replayer, ReplayOutput
 from pipeline.rules import Ruleset
 from pipeline.audit.scoresheet import SheetError, SheetProblem, check_header, compare_sheet, parse_sheet
 
 
 @dataclass
 class AuditReport:
-    findings: FindingStore = field(default_factory=FindingStore)  # in order; spilled to disk when many
-    games: list[GameResult] = field(default_factory=list)
-    timelines: dict[str, list[list[TraceStep]]] = field(default_factory=dict)
+    """What an audit found. Findings, results and timelines go to disk once they are many
+    (pipeline/audit/finding_store.py, game_stores.py): `close` removes those files."""
+
+    findings: FindingStore = field(default_factory=FindingStore)  # in order
+    games: GameStore = field(default_factory=GameStore)  # in order of each game's start
+    timelines: Timelines = field(default_factory=Timelines)
     file_problems: list[FileProblem] = field(default_factory=list)
     sheet_problems: list[SheetProblem] = field(default_factory=list)
     events: int = 0
@@ -37,6 +41,31 @@ class AuditReport:
 
     def counts_by_code(self) -> dict[str, int]:
         return dict(sorted(self.findings.by_code.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def take(self, out: ReplayOutput) -> None:
+        """Move a replayer's findings, results and timelines here (`drain` first)."""
+        self.findings.extend(out.findings)
+        self.games.extend(out.games)
+        self.timelines.update(out.timelines)
+
+    def close(self) -> None:
+        self.findings.close()
+        self.games.close()
+        self.timelines.close()
+
+
+def finish(replayer: Replayer, report: AuditReport, on_turns: Callable[[list], None] | None = None) -> None:
+    """End the replay, moving what each step of it gives to `report` (the results of a
+    million games are never all in memory); `on_turns` gets the turn records, if kept."""
+    for _ in replayer.finish_steps():
+        out = replayer.drain()
+        report.take(out)
+        if on_turns is not None:
+            on_turns(out.turns)
+    out = replayer.drain()
+    report.take(out)
+    if on_turns is not None:
+        on_turns(out.turns)
 
 
 def audit_stream(
@@ -54,8 +83,22 @@ def audit_stream(
     game could not be read are kept only when no filter is given.
     """
     report = AuditReport()
-    replayer = Replayer(default_rules, trace=trace, records=sheet is not None)
-    turns = []
+    replayer = Replayer(default_rules, trace=trace, records=sheet is not None, spill=DiskGames())
+    sheet_rows: list = []
+    problems: list[SheetProblem] = []
+    sheet_games: set[str] = set()
+    turns: list = []  # the turns of the games the sheet names (compare_sheet needs no others)
+    if sheet is not None:
+        name, text = sheet
+        sheet_rows, problems = parse_sheet(text, name)
+        if games is not None:
+            sheet_rows = [r for r in sheet_rows if r.game_id in games]
+        sheet_games = {r.game_id for r in sheet_rows}
+
+    def keep_turns(records: list) -> None:
+        turns.extend(t for t in records if t.game_id in sheet_games)
+
+    out = replayer.out
     for item in items:
         if on_item is not None:
             on_item()
@@ -67,25 +110,20 @@ def audit_stream(
         if isinstance(item, Event):
             report.events += 1
         replayer.feed(item)
-        if len(replayer.out.findings) >= finding_store.DRAIN:
-            report.findings.extend(replayer.out.findings)
-            replayer.out.findings.clear()
-        if sheet is not None and len(replayer.out.rolls) > 10_000:
-            replayer.out.rolls.clear()
-            replayer.out.decisions.clear()
-    replayer.finish()
-    out = replayer.drain()
-    report.findings.extend(out.findings)
-    report.games = out.games
-    report.timelines = out.timelines
-    turns = out.turns
+        if len(out.findings) >= finding_store.DRAIN:
+            report.findings.extend(out.findings)
+            out.findings.clear()
+        if sheet is not None and len(out.turns) > 10_000:
+            keep_turns(out.turns)
+            out.turns.clear()
+            out.rolls.clear()
+            out.decisions.clear()
+    finish(replayer, report, keep_turns if sheet is not None else None)
     if sheet is not None:
-        name, text = sheet
-        rows, problems = parse_sheet(text, name)
-        if games is not None:
-            rows = [r for r in rows if r.game_id in games]
+        name, _ = sheet
+        logged = [g for g in sheet_games if report.games.get(g) is not None]
         report.sheet_problems = problems
-        report.findings.extend(compare_sheet(rows, turns, [g.game_id for g in report.games], name))
+        report.findings.extend(compare_sheet(sheet_rows, turns, logged, name))
     return report
 
 
@@ -142,12 +180,15 @@ def audit_sources(
         for problem in problems:
             on_problem(problem)
     report = AuditReport(events=found.events)
-    out = audit_fast.replay_suspects(
-        sources, found, rules, trace=trace, findings=report.findings, max_line_bytes=max_line_bytes
-    ).drain()
-    report.findings.extend(out.findings)
-    report.timelines = out.timelines
-    report.games = audit_fast.merged_results(found, out.games)
+    replayer = audit_fast.replay_suspects(
+        sources, found, rules, trace=trace, findings=report.findings, max_line_bytes=max_line_bytes, finish=False
+    )
+    suspects = AuditReport()  # the suspect games' results, to merge with the clean ones
+    finish(replayer, suspects)
+    report.findings.extend(suspects.findings)
+    report.timelines = suspects.timelines
+    report.games = GameStore(audit_fast.merged_results(found, suspects.games))
+    suspects.games.close()
     return report
 
 

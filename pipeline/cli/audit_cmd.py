@@ -23,8 +23,12 @@ from pipeline.cli.common import (
     stdout,
     usage_error,
 )
+from pipeline.cli.csv_cells import exact_csv_option
 from pipeline.cli.engine_options import Engine, check_engine, engine_option, master_option, routing
 from pipeline.cli.main import app
+
+
+SHOWN_GAMES = 5  # game ids named in one message; the rest are counted
 
 
 class AuditFormat(str, enum.Enum):
@@ -65,6 +69,7 @@ def audit(
         help="--coach: mark choices losing more than this as blunders.",
     ),
     max_line_bytes: int = max_line_bytes_option(),
+    exact_csv: bool = exact_csv_option(),
     engine: Engine = engine_option(),
     spark_master: Optional[str] = master_option(),
 ) -> None:
@@ -109,7 +114,7 @@ def audit(
         sheet = read_sheet(scoresheet)
     if not resolution.sources:
         raise typer.Exit(EXIT_USAGE)
-    seen = SeenGames()
+    seen = SeenGames(game or ())
     if coach:
         assert game  # --coach needs exactly one --game (checked above)
         _coach(resolution, game[0], default_rules, format, blunder_threshold, seen, max_line_bytes)
@@ -132,7 +137,8 @@ def audit(
                 on_problem=file_problems.append,
                 max_line_bytes=max_line_bytes,
             )
-            seen.ids.update(dict.fromkeys(g.game_id for g in report.games))  # what --game is checked against
+            if game:  # what --game is checked against (Spark: the games it kept)
+                seen.ids.update(dict.fromkeys(g.game_id for g in report.games))
     report.file_problems.extend(file_problems)
     for source in resolution.sources:
         if source.is_stdin and source.problem is None and source.lines == source.blank_lines:
@@ -150,23 +156,27 @@ def audit(
         write = {
             AuditFormat.json: lambda r, out: write_json(r, out, [verdict] if verdict else []),
             AuditFormat.jsonl: write_jsonl,
-            AuditFormat.csv: write_csv,
+            AuditFormat.csv: lambda r, out: write_csv(r, out, exact_csv),
         }[format]
         ends = _LastChar(sys.stdout)
-        write(report, ends)  # type: ignore[arg-type]  # streamed: an audit can have millions of findings
+        write(report, ends)  # streamed: an audit can have millions of findings
         if ends.last not in ("", "\n"):
             sys.stdout.write("\n")
         sys.stdout.flush()
-    report.findings.close()
+    report.close()
     from pipeline.cli import entry
 
     entry.skip_teardown()  # the output is out: the process need not free every object
     for wanted in missing_games:
         stderr.print(f"error: no game {wanted!r} in these logs{did_you_mean(wanted, seen.ids)}")
     if verdict is not None and verdict["rows"] and not verdict["games_found"]:
+        missing = verdict["games_not_found"]
+        named = ", ".join(missing[:SHOWN_GAMES]) + (
+            f" and {len(missing) - SHOWN_GAMES:,} more" if len(missing) > SHOWN_GAMES else ""
+        )
         stderr.print(
-            f"error: {verdict['file']}: none of its games is in these logs "
-            f"({', '.join(verdict['games_not_found'])}){did_you_mean(verdict['games_not_found'][0], seen.ids)}"
+            f"error: {verdict['file']}: none of its games is in these logs ({named})"
+            f"{did_you_mean(missing[0], seen.ids)}"
         )
         raise typer.Exit(EXIT_USAGE)
     if resolution.problems or missing_games or any(p.line is None for p in report.file_problems):
@@ -206,16 +216,20 @@ class _LastChar:
 
 
 class SeenGames:
-    """The game ids of every line read, whatever --game keeps: what a typo is compared to."""
+    """The game ids of the lines read, whatever --game keeps: what a typo is compared to.
+    Past KEPT ids only those `wanted` are still noted (a log can hold millions)."""
 
-    def __init__(self) -> None:
+    KEPT = 100_000
+
+    def __init__(self, wanted: Iterable[str] = ()) -> None:
         self.ids: dict[str, None] = {}
+        self.wanted = set(wanted)
 
     def watch(self, items: Iterable) -> Iterator:
-        ids = self.ids
+        ids, wanted, kept = self.ids, self.wanted, self.KEPT
         for item in items:
             game_id = getattr(item, "game_id", None)
-            if game_id is not None and game_id not in ids:
+            if game_id is not None and game_id not in ids and (len(ids) < kept or game_id in wanted):
                 ids[game_id] = None
             yield item
 

@@ -48,7 +48,7 @@ def simulate_cmd(
         1,
         "--tables",
         metavar="N",
-        help="Games in play at once; their lines interleave by time (1: one game after another).",
+        help="Games in play at once (at most 1,000); their lines interleave by time (1: one game after another).",
     ),
     inject: float = typer.Option(
         0.0, "--inject", metavar="SHARE", help="Share of games (0..1) that get one planted error."
@@ -91,8 +91,10 @@ def simulate_cmd(
 
     if games < 0:
         usage_error("--games must be >= 0")
-    if tables < 1:
-        usage_error("--tables must be >= 1")
+    from pipeline.simulate.run import MAX_TABLES
+
+    if not 1 <= tables <= MAX_TABLES:
+        usage_error(f"--tables must be 1 to {MAX_TABLES:,} (each game in play is held in memory), got {tables:,}")
     span = parse_players(players)
     rulesets = [rules_or_exit(r) for r in rules] if rules else [rules_or_exit(None)]
     if seed is None:

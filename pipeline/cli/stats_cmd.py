@@ -10,6 +10,7 @@ import typer
 
 from pipeline.cli.common import did_you_mean, note, stdout, usage_error
 from pipeline.cli.main import app
+from pipeline.cli.csv_cells import exact_csv_option
 from pipeline.cli.dataset_options import (
     PlayersOption,
     RulesFilterOption,
@@ -236,6 +237,7 @@ def stats(
         f"past {TEXT_PLAYERS} players the per-dice and per-bucket tables show the overall rows (and "
         "the OFF bust rates); json and csv always hold every row.",
     ),
+    exact_csv: bool = exact_csv_option(),
     engine: Engine = engine_option(),
     spark_master: Optional[str] = master_option(),
 ) -> None:
@@ -292,7 +294,7 @@ def stats(
         }
         _write_json(head, tables)
     elif format is StatsFormat.csv:
-        write_csv(next(iter(tables.values())))
+        write_csv(next(iter(tables.values())), exact=exact_csv)
     else:
         named = set(section or [])
         for name, table in tables.items():
@@ -400,11 +402,15 @@ def _write_json(head: dict[str, object], tables: dict[str, pa.Table]) -> None:
     out.write("}}\n")
 
 
-def write_csv(table: pa.Table) -> None:
+def write_csv(table: pa.Table, exact: bool = False) -> None:
+    """`table` as CSV on stdout; text cells that start like a formula defused unless `exact`
+    (pipeline/cli/csv_cells.py)."""
     import pyarrow.csv as pacsv
 
+    from pipeline.cli.csv_cells import defused_table
+
     sys.stdout.flush()
-    pacsv.write_csv(table, sys.stdout.buffer)
+    pacsv.write_csv(table if exact else defused_table(table), sys.stdout.buffer)
     sys.stdout.buffer.flush()
 
 

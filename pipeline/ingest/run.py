@@ -394,10 +394,17 @@ class _Reading:
         self._spilled: list[int] = []  # the input of each spill file
         self._touched: dict[int, set[str]] = {}  # per input
         self._dropped: set[str] = set()  # names of inputs whose rows leave the run
+        self.empty: set[Path] = set()  # spill files of blocks without events: never written
+        self.bucket_rows = [0] * config.buckets
+        self.bucket_games = [0] * config.buckets
 
     def read_all(self, to_read: list[tuple[InputSource, SourceCounts]], block_bytes: int) -> list[SourceCounts]:
-        for _, result in self.pool.run(self._parse_tasks(to_read, block_bytes)):
+        for spill, result in self.pool.run(self._parse_tasks(to_read, block_bytes)):
             self._take(result)
+            if not result.spilled:
+                self.empty.add(spill)
+        kept = [(path, index) for path, index in zip(self.spills, self._spilled) if path not in self.empty]
+        self.spills, self._spilled = [path for path, _ in kept], [index for _, index in kept]
         return self.counts
 
     def _parse_tasks(self, to_read: list[tuple[InputSource, SourceCounts]], block_bytes: int):
@@ -415,7 +422,7 @@ class _Reading:
                 self._spilled.append(index)
                 self.progress(source.raw_bytes - counts.progress)
                 counts.progress = source.raw_bytes
-                yield "block", "parse", (block, ordinal, spill)
+                yield spill, "parse", (block, ordinal, spill)
             counts.lines = source.lines
             counts.sha256 = source.sha256 or counts.sha256
             counts.size = source.raw_bytes
@@ -435,6 +442,9 @@ class _Reading:
         self.touched |= r.touched
         self._touched.setdefault(r.source, set()).update(r.touched)
         self.superseded += r.superseded
+        for bucket, (rows, games) in enumerate(zip(r.bucket_rows, r.bucket_games)):
+            self.bucket_rows[bucket] += rows
+            self.bucket_games[bucket] += games
         for game_id, file, line, reason in r.rejected_starts:
             self.rejected_starts.setdefault(game_id, (file, line, reason))
 
@@ -454,7 +464,10 @@ class _Reading:
 
         total = BucketResult()
         starts = self.rejected_starts
-        tasks = (("bucket", "replay", (bucket, spills, starts)) for bucket in range(self.config.buckets))
+        tasks = (
+            ("bucket", "replay", (bucket, spills, self.bucket_rows[bucket], self.bucket_games[bucket], starts))
+            for bucket in range(self.config.buckets)
+        )
         for _, r in self.pool.run(tasks):
             total.games += r.games
             total.findings_error += r.findings_error

@@ -77,6 +77,9 @@ class BlockResult:
     # (game_id, file, line, reason) of each rejected game_start: its game's first
     # unknown_game message names it (pipeline.replay.engine.Replayer.note_rejected_start)
     rejected_starts: list[tuple[str, str, int, str]] = field(default_factory=list)
+    spilled: bool = False  # a spill file was written (a block without events writes none)
+    bucket_rows: list[int] = field(default_factory=list)  # per bucket: events spilled
+    bucket_games: list[int] = field(default_factory=list)  # per bucket: game ids among them
 
 
 @dataclass
@@ -84,6 +87,27 @@ class BucketResult:
     games: int = 0
     findings_error: int = 0
     findings_warning: int = 0
+
+    def __iadd__(self, other: "BucketResult") -> "BucketResult":
+        self.games += other.games
+        self.findings_error += other.findings_error
+        self.findings_warning += other.findings_warning
+        return self
+
+
+# What replaying a bucket holds, about: the reference replay's Python records per event
+# (the columns as lists, the event, its records) and the state and results of each game.
+# A bucket estimated past REPLAY_BUDGET is replayed in parts (a log of a million one-line
+# games, say, that gzip squeezed into a few MB: the bucket count follows the file's size).
+REPLAY_BYTES_PER_ROW = 1_000
+REPLAY_BYTES_PER_GAME = 6_000
+REPLAY_BUDGET = 96 << 20
+
+
+def replay_parts(rows: int, games: int) -> int:
+    """Parts to replay a bucket of `rows` events and `games` game ids in."""
+    estimate = rows * REPLAY_BYTES_PER_ROW + games * REPLAY_BYTES_PER_GAME
+    return max(1, -(-estimate // REPLAY_BUDGET))
 
 
 class Worker:
@@ -108,10 +132,13 @@ class Worker:
                 c.reread[block.name], block, events, bad
             )
         if spill_path is None:
-            events, routed, sizes = route.by_bucket(events, file_ordinal, c.buckets)
-            result.routed = (routed, sizes)
+            events, routed, rows, games = route.by_bucket(events, file_ordinal, c.buckets)
+            result.routed = (routed, rows)
         else:
-            events = route.spill(events, file_ordinal, c.buckets, spill_path)
+            spilled = route.spill(events, file_ordinal, c.buckets, spill_path)
+            events, rows, games = spilled.events, spilled.rows, spilled.games
+        result.spilled = spill_path is not None and events.num_rows > 0
+        result.bucket_rows, result.bucket_games = rows, games
         self.sinks.write("events", events)
         if bad:
             self.sinks.write("rejects", batches.rejects_table(bad, c.ingest_id))
@@ -126,15 +153,39 @@ class Worker:
         return result
 
     def replay(
-        self, bucket: int, spill_paths: list[Path], rejected_starts: dict[str, tuple[str, int, str]] | None = None
+        self,
+        bucket: int,
+        spill_paths: list[Path],
+        rows: int = 0,
+        games: int = 0,
+        rejected_starts: dict[str, tuple[str, int, str]] | None = None,
     ) -> BucketResult:
-        """Replay the whole games of one bucket and write their derived tables."""
-        return self.replay_events(self.spills.gather(spill_paths, bucket), rejected_starts)
+        """Replay the whole games of one bucket and write their derived tables; a bucket
+        whose `rows` events of `games` games would take more than REPLAY_BUDGET is replayed
+        in parts, each a share of its games read from the spill files again."""
+        parts = replay_parts(rows, games)
+        buckets = self.config.buckets
+        total = BucketResult()
+        for part in range(parts):
+
+            def keep(batch: pa.RecordBatch, part: int = part) -> pa.RecordBatch:
+                return batch.filter(route.part_of(batch.column("game_id"), buckets, parts) == part)
+
+            events = self.spills.gather(spill_paths, bucket, keep if parts > 1 else None)
+            total += self._replay_and_write(events, rejected_starts)
+            del events  # frees the bucket's batches
+        return total
 
     def replay_events(
         self, events: pa.Table, rejected_starts: dict[str, tuple[str, int, str]] | None = None
     ) -> BucketResult:
-        """Replay whole games (`events` with the ordering column) and write their derived tables."""
+        """Replay whole games (`events` with the ordering column: a Spark replay task's
+        partition) and write their derived tables."""
+        return self._replay_and_write(events, rejected_starts)
+
+    def _replay_and_write(
+        self, events: pa.Table, rejected_starts: dict[str, tuple[str, int, str]] | None
+    ) -> BucketResult:
         out = replay_partition(
             events,
             self.config.default_rules,
@@ -142,7 +193,7 @@ class Worker:
             jit=self.config.jit,
             rejected_starts=rejected_starts,
         )
-        del events  # frees the bucket's batches
+        del events
         for name, table in out.items():
             self.sinks.write(name, table)
         # The collector is off in workers (parse and replay hold many small objects), but a

@@ -140,6 +140,12 @@ def _midnight_utc(day: dt.date) -> dt.datetime:
     return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
 
 
+def _last_instant_utc(day: dt.date) -> dt.datetime:
+    """The day's last microsecond (timestamps are stored in microseconds): an inclusive
+    bound, which exists for 9999-12-31 too, where the next midnight does not."""
+    return dt.datetime.combine(day, dt.time.max, tzinfo=dt.timezone.utc)
+
+
 def filter_variables(
     filters: Filters,
     ruleset_texts: list[str],
@@ -162,7 +168,7 @@ def filter_variables(
         "f_game": filters.game,
         "f_rulesets": matching_rulesets(ruleset_texts, filters.rules) if filters.rules is not None else None,
         "f_since": _midnight_utc(filters.since) if filters.since else None,
-        "f_until": _midnight_utc(filters.until + dt.timedelta(days=1)) if filters.until else None,
+        "f_until": _last_instant_utc(filters.until) if filters.until else None,
         "f_blunder_threshold": float(blunder_threshold),
         "f_race_mistake_pp": RACE_MISTAKE_PP,
         "f_race_blunder_pp": RACE_BLUNDER_PP,
