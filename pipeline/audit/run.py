@@ -101,17 +101,25 @@ def audit_sources(
     max_line_bytes: int = MAX_LINE_BYTES,
     reference: bool = False,
     jit: bool = True,
+    fast_min_bytes: int = 0,
 ) -> AuditReport:
     """Audit input sources: the same report as `audit_stream(read_events(sources))`
     (lines over `max_line_bytes` are bad_json rejects either way).
 
     Plain audits take the two-pass fast path (`pipeline.audit.fast`, its kernel compiled
     unless `jit` is False); standard input (read once), a scoresheet (every game's turns) or
-    a game filter take the one-pass reference path, as does `reference`. `on_item(n)` is
-    told of every n lines read.
+    a game filter take the one-pass reference path, as do `reference` and inputs of fewer
+    than `fast_min_bytes` bytes in all (the compiled kernel's start-up would cost more than
+    it saves). `on_item(n)` is told of every n lines read.
     """
     rules = default_rules or Ruleset.builtin("standard")
-    if reference or games is not None or sheet is not None or any(s.is_stdin for s in sources):
+    if (
+        reference
+        or games is not None
+        or sheet is not None
+        or any(s.is_stdin for s in sources)
+        or (fast_min_bytes and input_bytes(sources) < fast_min_bytes)
+    ):
         advance = (lambda: on_item(1)) if on_item is not None else None
         return audit_stream(
             read_events(sources, on_problem=on_problem, max_line_bytes=max_line_bytes),
@@ -148,6 +156,18 @@ def audit_sources(
     report.timelines = out.timelines
     report.games = audit_fast.merged_results(found, out.games)
     return report
+
+
+def input_bytes(sources: Sequence[InputSource]) -> int:
+    """The sources' size on disk in all (a file that cannot be read counts 0: the reader
+    reports it)."""
+    total = 0
+    for source in sources:
+        try:
+            total += source.path.stat().st_size if source.path is not None else 0
+        except OSError:
+            pass
+    return total
 
 
 def read_sheet(path: str) -> tuple[str, str]:

@@ -91,11 +91,6 @@ def audit(
             usage_error("--engine spark reads files its tasks can open: stdin (-) is for --engine local")
     route = routing(engine, spark_master)
     resolution = resolve(logs)
-    if not game and scoresheet is None and not coach:
-        from pipeline.engines import prestart_audit
-
-        # before this process's own heavy imports: the fast audit takes the process over
-        prestart_audit(route, resolution.sources, default_rules, max_line_bytes)
     from pipeline.audit.run import read_sheet
     from pipeline.cli.audit_render import print_text, sheet_verdict, write_csv, write_json, write_jsonl
     from pipeline.model import FileProblem

@@ -84,7 +84,9 @@ class _Lines:
         return int((self.ends - self.starts).max()) if len(self.ends) else 0
 
 
-def parse_block(block: Block, ingest_id: str, max_line: int, jit: bool = True) -> Parsed:
+def parse_block(block: Block, ingest_id: str, max_line: int, jit: bool = True, bulk_scan: bool = True) -> Parsed:
+    """`bulk_scan` False leaves the compiled scan out: every line goes to msgspec's decoder (for
+    small inputs, where loading or compiling the scan costs more than it saves)."""
     lines = _Lines(block.data)
     first, name = block.first_line, block.name
     bad = list(block.long_lines)
@@ -98,8 +100,10 @@ def parse_block(block: Block, ingest_id: str, max_line: int, jit: bool = True) -
                 bad.append(too_long(name, first + i, len(raw), raw, max_line))
             else:
                 struct_at.append(i)
-    else:
+    elif bulk_scan:
         struct_at = _scanned(lines, first, name, ingest_id, parts, slow_at, jit)
+    else:
+        struct_at = list(range(len(lines)))
     bulk_rows = sum(t.num_rows for t in parts)
     fast: list[TurnLine] = []
     fast_at: list[int] = []

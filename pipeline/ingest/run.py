@@ -190,6 +190,7 @@ def ingest(
     engine: Any = None,
     reference: bool = False,
     jit: bool = True,
+    fast_min_bytes: int = 0,
 ) -> IngestSummary:
     """Ingest the inputs named by `specs` (files, directories, globs, .gz, '-') into `out`.
 
@@ -199,6 +200,9 @@ def ingest(
     alone); None = 2 on a multi-core machine for inputs of 32 MiB or more, else 1. A line
     longer than `max_line_bytes` is rejected unread. `reference` and `jit` choose the replay
     path and whether the kernels are compiled (pipeline.engines.Routing): the same rows.
+    Files to read of fewer than `fast_min_bytes` bytes in all take the paths that need no
+    compiled code (msgspec's decoder for every line, the reference replay for every game):
+    the compiled ones would cost more to load, or on a first run to compile, than they save.
     `engine`: where stages 2-3 run instead of the worker pool (the Spark engine,
     `pipeline.engines.spark.ingest`): an object with `parallelism` and
     `reading(config, stored, progress)` giving what `_Reading` gives; planning, incremental
@@ -228,6 +232,7 @@ def ingest(
         stored = incremental.Stored.load(store, [c.path for _, c in to_read], ingest_id)
         staging = store.staging_dir(ingest_id)
         total = sum(c.size or 0 for _, c in to_read)
+        small = engine is None and total < fast_min_bytes and all(c.size is not None for _, c in to_read)
         config = Config(
             ingest_id,
             staging,
@@ -236,8 +241,9 @@ def ingest(
             max_line_bytes,
             stored.games,
             stored.reread,
-            reference=reference,
+            reference=reference or small,
             jit=jit,
+            bulk_scan=not small,
         )
         config.spill_dir.mkdir(parents=True, exist_ok=True)
         if engine is None:

@@ -53,6 +53,7 @@ class Config:
     reread: dict[str, "Any"] = field(default_factory=dict)  # file name → its stored lines (incremental)
     reference: bool = False  # every game by the reference engine (pipeline.engines.Routing)
     jit: bool = True  # numba-compiled scan and kernel (False: plain Python, the same rows)
+    bulk_scan: bool = True  # the compiled scan first (False: msgspec's decoder for every line, the same rows)
 
     @property
     def spill_dir(self) -> Path:
@@ -91,7 +92,7 @@ class Worker:
         if self.number:
             crash_point("worker_parse")  # tests: a spawned worker dies
         block = block.attached()
-        parsed = parse_block(block, c.ingest_id, c.max_line, jit=c.jit)
+        parsed = parse_block(block, c.ingest_id, c.max_line, jit=c.jit, bulk_scan=c.bulk_scan)
         result = BlockResult(block.source, lines=parsed.lines, blank=parsed.blank)
         events, bad = parsed.events, parsed.bad
         if block.name in c.reread:
