@@ -503,9 +503,11 @@ def replay_suspects(
     trace: bool,
     findings: FindingStore | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
+    progress: Callable[..., None] | None = None,
 ) -> Replayer:
     """Pass 2: the reference replay of the bad lines and of every event of the suspect games.
-    With `findings`, the replayer's findings are moved there as they come (bounded memory)."""
+    With `findings`, the replayer's findings are moved there as they come (bounded memory);
+    `progress` is told the bytes to read again, then each block's as it is read."""
     replayer = Replayer(default_rules, trace=trace, records=False)
     suspect = found.suspect
     out = replayer.out
@@ -518,12 +520,25 @@ def replay_suspects(
             out.findings.clear()
 
     if suspect or any(found.bad_lines):
+        chosen = [found.blocks_to_replay(i, suspect) for i in range(len(sources))]
+        if progress is not None:
+            again = sum(
+                sum(end - start + 1 for start, end, _, _ in blocks) if blocks is not None else _size(source)
+                for source, blocks in zip(sources, chosen)
+            )
+            progress(stage=f"replaying {len(suspect):,} games with findings", total=again or None, unit="bytes")
         with _gc_paused():
-            for i, (source, bad_numbers) in enumerate(zip(sources, found.bad_lines)):
-                chosen = found.blocks_to_replay(i, suspect)
-                _replay_source(feed, source, _Lines(bad_numbers), suspect, chosen, max_line_bytes)
+            for source, bad_numbers, blocks in zip(sources, found.bad_lines, chosen):
+                _replay_source(feed, source, _Lines(bad_numbers), suspect, blocks, max_line_bytes, progress)
     replayer.finish()
     return replayer
+
+
+def _size(source: InputSource) -> int:
+    try:
+        return source.path.stat().st_size if source.path is not None else 0
+    except OSError:
+        return 0
 
 
 class _Lines:
@@ -553,6 +568,7 @@ def _replay_source(
     suspect: set[str],
     chosen: list[tuple[int, int, int, int]] | None,
     max_line_bytes: int = MAX_LINE_BYTES,
+    progress: Callable[..., None] | None = None,
 ) -> None:
     """Pass 2 over one source: only the `chosen` blocks of a file pass 1 read in blocks
     (ScanSummary.blocks_to_replay), else every line as the reader splits them."""
@@ -568,9 +584,16 @@ def _replay_source(
                 for offset, raw in enumerate(lines):
                     if raw and not raw.isspace():
                         _replay_line(feed, raw, name, first + offset, bad, suspect)
+                if progress is not None:
+                    progress(end - start + 1)
         return
-    for line, raw in iter_lines(InputSource(name, path=source.path), max_line_bytes):
+    again = InputSource(name, path=source.path)
+    told = 0
+    for count, (line, raw) in enumerate(iter_lines(again, max_line_bytes), 1):
         _replay_line(feed, raw, name, line, bad, suspect)
+        if progress is not None and count % 2048 == 0:
+            progress(again.raw_bytes - told)
+            told = again.raw_bytes
 
 
 def _replay_line(feed: Callable, raw: bytes, name: str, line: int, bad: _Lines, suspect: set[str]) -> None:

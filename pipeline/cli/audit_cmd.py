@@ -109,7 +109,7 @@ def audit(
         assert game  # --coach needs exactly one --game (checked above)
         _coach(resolution, game[0], default_rules, format, blunder_threshold, seen, max_line_bytes)
     file_problems: list[FileProblem] = []
-    with progress_bar("auditing") as advance:
+    with progress_bar("reading") as advance:
         if engine is Engine.local and (game or sheet is not None):
             report = _audit_watched(
                 resolution, default_rules, game, sheet, format, seen, file_problems, advance, max_line_bytes
@@ -123,9 +123,10 @@ def audit(
                 route,
                 games=set(game) if game else None,
                 trace=format is AuditFormat.text,
-                on_item=advance,
+                progress=advance,
                 on_problem=file_problems.append,
                 max_line_bytes=max_line_bytes,
+                notice=note,
             )
             seen.ids.update(dict.fromkeys(g.game_id for g in report.games))  # what --game is checked against
     report.file_problems.extend(file_problems)
@@ -174,16 +175,17 @@ def audit(
 def _audit_watched(resolution, default_rules, game, sheet, format, seen, file_problems, advance, max_line_bytes):
     """One game or a scoresheet: the one-pass reference path that audit_sources takes for
     them too, here watching every game id read (what a --game typo is compared to)."""
-    from pipeline.audit.run import audit_stream
+    from pipeline.audit.run import audit_stream, bytes_read, input_bytes
     from pipeline.reader import read_events
 
+    advance(stage="replaying games", total=input_bytes(resolution.sources) or None, unit="bytes")
     return audit_stream(
         seen.watch(read_events(resolution.sources, on_problem=file_problems.append, max_line_bytes=max_line_bytes)),
         default_rules,
         games=set(game) if game else None,
         sheet=sheet,
         trace=format is AuditFormat.text,
-        on_item=advance,
+        on_item=bytes_read(resolution.sources, advance),
     )
 
 

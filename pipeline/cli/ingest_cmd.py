@@ -67,7 +67,7 @@ def ingest_command(
 
     try:
         with outcome("nothing was ingested", InputError, InputErrors, StoreError):
-            with progress_bar("ingest (bytes read)") as advance:
+            with progress_bar("reading the logs") as advance:
                 summary = engines.ingest(
                     logs, out, ruleset, route, progress=advance, notice=notice, max_line_bytes=max_line_bytes
                 )

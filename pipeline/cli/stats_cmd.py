@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from pipeline.cli.common import did_you_mean, note, stdout, usage_error
+from pipeline.cli.common import did_you_mean, note, progress_bar, stdout, usage_error
 from pipeline.cli.main import app
 from pipeline.cli.dataset_options import (
     PlayersOption,
@@ -235,7 +235,8 @@ def stats(
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, filters, rules)
     try:
-        with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
+        # rulesets past the solver's budget: their choices are not judged
+        with refusals() as unsolved, progress_bar("opening the dataset") as advance:
             tables = engines.stats(
                 ds,
                 filters,
@@ -243,6 +244,7 @@ def stats(
                 routing(engine, spark_master),
                 blunder_threshold=blunder_threshold,
                 league=league,
+                progress=advance if advance.live else None,
             )
     except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)
         dataset_failure(ds, exc)

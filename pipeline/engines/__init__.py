@@ -103,15 +103,15 @@ def audit(
     routing: Routing,
     *,
     games: set[str] | None = None,
-    on_item: Callable[[int], None] | None = None,
+    progress: Callable[..., None] | None = None,
     **options: Any,
 ) -> AuditReport:
     """pipeline.audit.run.audit_sources (local) or pipeline.engines.spark.audit.audit."""
     if routing.engine == SPARK:
         from pipeline.engines.spark.audit import audit as spark_audit
 
-        options.pop("trace", None)
-        options.pop("on_problem", None)
+        for local_only in ("trace", "on_problem", "notice"):
+            options.pop(local_only, None)
         with _spark(routing) as spark:
             return spark_audit(spark, sources, rules, games=games, **options)
     from pipeline.audit.run import audit_sources
@@ -120,7 +120,7 @@ def audit(
         sources,
         rules,
         games=games,
-        on_item=on_item,
+        progress=progress,
         reference=routing.reference,
         jit=routing.jit,
         fast_min_bytes=routing.fast_min_bytes,
@@ -135,6 +135,7 @@ def stats(
     if routing.engine == SPARK:
         from pipeline.engines.spark.stats import compute as spark_compute
 
+        options.pop("progress", None)
         with _spark(routing) as spark:
             return spark_compute(dataset, filters, list(sections), spark=spark, **options)
     from pipeline.stats import compute

@@ -203,6 +203,10 @@ def ingest(
     Files to read of fewer than `fast_min_bytes` bytes in all take the paths that need no
     compiled code (msgspec's decoder for every line, the reference replay for every game):
     the compiled ones would cost more to load, or on a first run to compile, than they save.
+    `progress` follows the stages: `progress(stage=..., total=..., unit=...)` as each
+    begins (reading, in bytes; replaying, in events; writing), `progress(n)` as n more of
+    it is done; `notice` gets one line for what the user should know (skipped files, broken
+    ones, the compile of the fast paths on a first run).
     `engine`: where stages 2-3 run instead of the worker pool (the Spark engine,
     `pipeline.engines.spark.ingest`): an object with `parallelism` and
     `reading(config, stored, progress)` giving what `_Reading` gives; planning, incremental
@@ -247,10 +251,20 @@ def ingest(
         )
         config.spill_dir.mkdir(parents=True, exist_ok=True)
         if engine is None:
-            pool = Pool(config, processes)
+            pool = Pool(config, processes)  # spawned workers import while this process warms up
+            if not small:
+                from pipeline.ingest import warm
+
+                def compiling() -> None:
+                    notice(warm.WHAT)
+                    progress(stage=warm.WHAT)
+
+                warm.ready(jit, on_compile=compiling)
             run = _Reading(pool, config, stored, progress)
         else:
             run = engine.reading(config, stored, progress)
+        known = all(c.size is not None for _, c in to_read)
+        progress(stage="reading the logs", total=total if known and total else None, unit="bytes")
         sources = run.read_all(to_read, block_bytes)
         for counts in sources:
             for problem in counts.problems:
@@ -262,7 +276,10 @@ def ingest(
         touched = run.touched | {game for _, _, game in run.superseded if game is not None}
         stored_spill = config.spill_dir / "stored.arrow"
         incremental.spill_stored_games(store, touched, run.superseded, stored.ordinals, config.buckets, stored_spill)
+        events = sum(c.events for c in sources) + _rows(stored_spill)
+        progress(stage="replaying games", total=events or None, unit="events")
         replayed = run.replay_all([stored_spill] + run.spills)
+        progress(stage="writing the snapshot")
         files = pool.close() if pool is not None else run.close()  # type: ignore[attr-defined]  # the engine's
         pool = None
         replaced = incremental.supersede(store, touched, run.superseded, staging, ingest_id)
@@ -352,10 +369,22 @@ class _Reading:
         total = BucketResult()
         tasks = (("bucket", "replay", (bucket, spills)) for bucket in range(self.config.buckets))
         for _, r in self.pool.run(tasks):
+            self.progress(r.events)
             total.games += r.games
             total.findings_error += r.findings_error
             total.findings_warning += r.findings_warning
         return total
+
+
+def _rows(spill: Path) -> int:
+    """Rows of a spilled IPC file (0 if there is none)."""
+    import pyarrow as pa
+
+    try:
+        with pa.ipc.open_file(pa.OSFile(str(spill))) as reader:
+            return reader.count_rows()
+    except (OSError, pa.ArrowInvalid):
+        return 0
 
 
 def _plan(

@@ -74,6 +74,7 @@ class BlockResult:
 
 @dataclass
 class BucketResult:
+    events: int = 0  # replayed (the progress of the replay stage)
     games: int = 0
     findings_error: int = 0
     findings_warning: int = 0
@@ -113,6 +114,7 @@ class Worker:
     def replay(self, bucket: int, spill_paths: list[Path]) -> BucketResult:
         """Replay the whole games of one bucket and write their derived tables."""
         events = self.spills.gather(spill_paths, bucket)
+        replayed = events.num_rows
         out = replay_partition(events, self.config.default_rules, reference=self.config.reference, jit=self.config.jit)
         del events  # frees the bucket's batches
         for name, table in out.items():
@@ -126,7 +128,7 @@ class Worker:
         gc.freeze()
         findings = out["findings"]
         warnings = pc.sum(pc.equal(findings.column("severity"), "warning")).as_py() or 0
-        return BucketResult(out["games"].num_rows, findings.num_rows - warnings, warnings)
+        return BucketResult(replayed, out["games"].num_rows, findings.num_rows - warnings, warnings)
 
     def close(self) -> dict[str, list[Path]]:
         gc.unfreeze()  # inline, this is the caller's process: its objects are collectable again

@@ -15,6 +15,7 @@ import datetime as dt
 import os
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from pipeline.dataset.layout import Dataset
 from pipeline.report.bundle import javascript_bundle
@@ -38,9 +39,13 @@ def build_report(
     title: str | None = None,
     game: str | None = None,
     generated: dt.datetime | None = None,
+    progress: Callable[..., None] | None = None,
 ) -> str:
-    """The report page as a string (raises DatasetError, GameNotFound)."""
-    data = gather(dataset, filters, dispute_game=game)
+    """The report page as a string (raises DatasetError, GameNotFound); `progress` is told
+    the stages (pipeline.stats.runner.Steps for the tables)."""
+    data = gather(dataset, filters, dispute_game=game, progress=progress)
+    if progress is not None:
+        progress(stage="drawing the charts")
     return render(data, title or default_title(data), javascript_bundle(), generated)
 
 
@@ -51,9 +56,10 @@ def write_report(
     *,
     title: str | None = None,
     game: str | None = None,
+    progress: Callable[..., None] | None = None,
 ) -> Path:
     """Write the page to `out` (replaced whole: a reader never sees half a page)."""
-    page = build_report(dataset, filters, title=title, game=game)
+    page = build_report(dataset, filters, title=title, game=game, progress=progress)
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(

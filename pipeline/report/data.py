@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
+from typing import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.dataset.layout import Dataset, open_dataset
 from pipeline.stats import TABLE_NAMES, Filters, run, session
-from pipeline.stats.runner import Model, load_models, set_variables
+from pipeline.stats.runner import Model, load_models, set_variables, steps
 from pipeline.errors import UserError
 
 REPORT_SQL_DIR = Path(str(files("pipeline.report"))) / "sql"
@@ -102,17 +103,21 @@ def gather(
     *,
     dispute_game: str | None = None,
     top_games: int = TOP_GAMES,
+    progress: Callable[..., None] | None = None,
 ) -> ReportData:
     """Run every model the page needs over one DuckDB session.
 
     dispute_game: a game id whose full turn-by-turn timeline leads the page; the statistics
     then cover that game only (filters.game is set to it). Raises GameNotFound if the dataset
-    has no such game, DatasetError if `dataset` is not a dataset.
+    has no such game, DatasetError if `dataset` is not a dataset. `progress` is told the
+    tables as they are computed (pipeline.stats.runner.Steps).
     """
     ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
     if dispute_game is not None:
         filters = dataclasses.replace(filters, game=dispute_game)
     models = report_models()
+    if progress is not None:
+        progress(stage="opening the dataset and solving its rulesets")
     with session(ds, filters, with_policy=True) as con:  # decision quality reads the policy
         set_variables(con, {"r_top_games": top_games, "r_games": []})
         if dispute_game is not None:
@@ -120,12 +125,20 @@ def gather(
             if not found or found[0] == 0:
                 raise GameNotFound(f"{ds.path}: no game {dispute_game!r} in this dataset")
         judged = has_choice_states(con)
-        stats = {name: run(con, f"rpt_{name}", models) for name in TABLE_NAMES if judged or name not in QUALITY_TABLES}
-        report = {name: run(con, f"rpt_report_{name}", models) for name in REPORT_TABLES}
-        detailed = [dispute_game] if dispute_game is not None else []
-        detailed += [g for g in report["disputed_games"].column("game_id").to_pylist() if g not in detailed]
-        set_variables(con, {"r_games": detailed})
-        games = {name: run(con, f"rpt_report_{name}", models) for name in GAME_TABLES}
+        stat_names = [name for name in TABLE_NAMES if judged or name not in QUALITY_TABLES]
+        count = len(stat_names) + len(REPORT_TABLES) + len(GAME_TABLES)
+        with steps(con, progress, count, "computing the tables") as step:
+
+            def table(name: str) -> pa.Table:
+                with step(f"computing {name.removeprefix('rpt_').removeprefix('report_').replace('_', ' ')}"):
+                    return run(con, name, models)
+
+            stats = {name: table(f"rpt_{name}") for name in stat_names}
+            report = {name: table(f"rpt_report_{name}") for name in REPORT_TABLES}
+            detailed = [dispute_game] if dispute_game is not None else []
+            detailed += [g for g in report["disputed_games"].column("game_id").to_pylist() if g not in detailed]
+            set_variables(con, {"r_games": detailed})
+            games = {name: table(f"rpt_report_{name}") for name in GAME_TABLES}
     summary = stats["player_summary"]
     per_player = summary.filter(pc.equal(summary["scope"], "player"))
     ranked = per_player.sort_by([("turns", "descending"), ("player", "ascending")])
