@@ -114,6 +114,22 @@ def test_stats_and_report_count_their_tables(dataset, tmp_path):
         assert quiet.returncode == 0 and not BAR.search(quiet.stderr) and "tables" not in quiet.stderr
 
 
+@pytest.mark.parametrize(
+    "args, stage",
+    [
+        (["games"], "listing the games"),
+        (["players"], "listing the players"),
+        (["sql", "--", "select 1"], "running the query"),
+    ],
+)
+def test_explore_commands_show_their_stage(dataset, args, stage):
+    command = [args[0], str(dataset), *args[1:]]
+    code, out, shown = on_terminal(command)
+    assert code == 0 and re.search(rf"{stage} .* \d/\d (queries|steps)", shown), shown[-2000:]
+    quiet = piped(command)
+    assert quiet.stdout == out and stage not in quiet.stderr and not BAR.search(quiet.stderr)
+
+
 def test_simulate_counts_games(tmp_path):
     code, _, shown = on_terminal(["simulate", "--games", "30", "--seed", "3", "--out", str(tmp_path / "s.jsonl")])
     assert code == 0 and re.search(r"simulating .* \d+/30 games \d+%", shown), shown[-2000:]

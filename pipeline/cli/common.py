@@ -171,6 +171,11 @@ def progress_bar(stage: str, total: float | None = None, unit: str = "") -> Iter
         yield Advance(progress, progress.add_task(stage, total=total, unit=unit))
 
 
+def live(advance: "Advance") -> "Advance | None":
+    """`advance` where a bar is drawn, else None: a library then skips measuring progress."""
+    return advance if advance.live else None
+
+
 def done_text(done: float, total: float | None, unit: str) -> str:
     """'12.3/74.0 MB 17%', '1,204/3,000 games 40%', '5,120 lines' (no total), '' (nothing yet)."""
     if not total and not done:

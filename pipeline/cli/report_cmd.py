@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from pipeline.cli.common import note, progress_bar, stdout, usage_error
+from pipeline.cli.common import live, note, progress_bar, stdout, usage_error
 from pipeline.cli.main import app
 from pipeline.cli.dataset_options import (
     PlayerOption,
@@ -57,7 +57,7 @@ def report(
     try:
         # rulesets past the solver's budget: their choices are not judged
         with refusals() as unsolved, progress_bar("opening the dataset") as advance:
-            path = write_report(ds, out, filters, title=title, game=game, progress=advance if advance.live else None)
+            path = write_report(ds, out, filters, title=title, game=game, progress=live(advance))
     except OSError as exc:
         usage_error(f"cannot write {out}: {exc.strerror or exc}")
     except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from pipeline.cli.common import did_you_mean, note, progress_bar, stdout, usage_error
+from pipeline.cli.common import did_you_mean, live, note, progress_bar, stdout, usage_error
 from pipeline.cli.main import app
 from pipeline.cli.dataset_options import (
     PlayersOption,
@@ -244,7 +244,7 @@ def stats(
                 routing(engine, spark_master),
                 blunder_threshold=blunder_threshold,
                 league=league,
-                progress=advance if advance.live else None,
+                progress=live(advance),
             )
     except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)
         dataset_failure(ds, exc)

@@ -252,13 +252,20 @@ class Steps:
 
     POLL_SECONDS = 0.25
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, progress: Callable[..., None], count: int, stage: str):
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        progress: Callable[..., None],
+        count: int,
+        stage: str,
+        unit: str = "tables",
+    ):
         self.con, self.progress = con, progress
         self._told = 0.0
         self._whole = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        progress(stage=stage, total=count, unit="tables")
+        progress(stage=stage, total=count, unit=unit)
         con.execute("set enable_progress_bar = true")  # DuckDB tracks progress, ...
         con.execute("set enable_progress_bar_print = false")  # ... and prints nothing itself
         self._thread = threading.Thread(target=self._poll, name="query-progress", daemon=True)
@@ -294,7 +301,7 @@ class Steps:
 
 @contextmanager
 def steps(
-    con: duckdb.DuckDBPyConnection, progress: Callable[..., None] | None, count: int, stage: str
+    con: duckdb.DuckDBPyConnection, progress: Callable[..., None] | None, count: int, stage: str, unit: str = "tables"
 ) -> Iterator[Callable[[str], AbstractContextManager[None]]]:
     """`Steps(...).step` for the duration (a step that does nothing without `progress`)."""
     if progress is None:
@@ -305,7 +312,7 @@ def steps(
 
         yield quiet
         return
-    tracker = Steps(con, progress, count, stage)
+    tracker = Steps(con, progress, count, stage, unit)
     try:
         yield tracker.step
     finally:
