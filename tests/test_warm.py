@@ -43,7 +43,7 @@ def test_after_warm_the_fast_paths_compile_nothing(tmp_path):
 
 
 def test_ready_announces_a_compile_once(monkeypatch):
-    def compiling(jit: bool = True) -> None:  # two functions numba has never seen: two compiles
+    def compiling(jit: bool = True, replay: bool = True) -> None:  # two functions numba has never seen: two compiles
         numba.njit(lambda x: x + 1)(1)
         numba.njit(lambda x: x * 2)(2.0)
 
@@ -51,15 +51,18 @@ def test_ready_announces_a_compile_once(monkeypatch):
     monkeypatch.setattr(warm, "warm", compiling)
     assert warm.ready(on_compile=lambda: said.append(warm.WHAT)) is True
     assert said == [warm.WHAT]
-    monkeypatch.setattr(warm, "warm", lambda jit=True: None)  # everything loaded from the cache
+    monkeypatch.setattr(warm, "warm", lambda jit=True, replay=True: None)  # everything loaded from the cache
     assert warm.ready(on_compile=lambda: said.append("again")) is False and said == [warm.WHAT]
-    monkeypatch.setattr(warm, "warm", lambda jit=True: pytest.fail("warmed without jit"))
+    monkeypatch.setattr(warm, "warm", lambda jit=True, replay=True: pytest.fail("warmed without jit"))
     assert warm.ready(jit=False, on_compile=lambda: said.append("no jit")) is False and len(said) == 1
 
 
 def test_warm_command(monkeypatch):
     calls = []
-    monkeypatch.setattr(warm, "warm", lambda jit=True: calls.append(jit))
+    monkeypatch.setattr(warm, "warm", lambda jit=True, replay=True: calls.append(jit))
     result = CliRunner().invoke(app, ["warm"])
     assert result.exit_code == 0 and calls == [True]
     assert "compiled already" in result.stdout
+    monkeypatch.setenv("FARKLE_LOGS_NO_JIT", "1")
+    result = CliRunner().invoke(app, ["warm"])
+    assert result.exit_code == 0 and calls == [True] and "nothing to compile" in result.stdout

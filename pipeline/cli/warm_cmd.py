@@ -17,8 +17,12 @@ def warm() -> None:
 
     Exit 0.
     """
+    from pipeline.engines import NO_JIT, Routing
     from pipeline.ingest import warm as warming
 
+    if not Routing.from_environment().jit:
+        stdout.line(f"{NO_JIT} is set: the fast paths run as plain Python, nothing to compile")
+        raise typer.Exit(EXIT_OK)
     compiled = warming.ready(on_compile=lambda: stderr.print(f"{warming.WHAT}, one moment ..."))
     stdout.line(
         "compiled the fast scanner and replay kernel: later ingests and audits load them"

@@ -259,7 +259,7 @@ def ingest(
                     notice(warm.WHAT)
                     progress(stage=warm.WHAT)
 
-                warm.ready(jit, on_compile=compiling)
+                warm.ready(jit, on_compile=compiling, replay=not reference)
             run = _Reading(pool, config, stored, progress)
         else:
             run = engine.reading(config, stored, progress)

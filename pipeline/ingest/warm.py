@@ -33,19 +33,21 @@ SAMPLE = b"""\
 WHAT = "compiling the fast scanner and replay kernel (first run after an install only)"
 
 
-def warm(jit: bool = True) -> None:
-    """Compile (or load from numba's cache) every compiled function of ingest and audit."""
+def warm(jit: bool = True, replay: bool = True) -> None:
+    """Compile (or load from numba's cache) every compiled function of ingest and audit:
+    the scan, and unless `replay` is False (every game goes to the reference) the kernel."""
     import pyarrow.compute as pc
 
     from pipeline.replay.fast.arrow import replay_table
     from pipeline.rules import Ruleset
 
     events = parse_block(Block(0, "warm", 1, SAMPLE), "warm", MAX_LINE_BYTES, jit=jit).events
-    events = events.take(pc.sort_indices(events.column("source_line")))
-    replay_table(events, Ruleset.builtin("standard"), jit=jit)
+    if replay:
+        events = events.take(pc.sort_indices(events.column("source_line")))
+        replay_table(events, Ruleset.builtin("standard"), jit=jit)
 
 
-def ready(jit: bool = True, on_compile: Callable[[], None] | None = None) -> bool:
+def ready(jit: bool = True, on_compile: Callable[[], None] | None = None, replay: bool = True) -> bool:
     """`warm`, calling `on_compile` once when numba starts compiling (its cache held nothing
     usable): the caller says what the wait is before it turns into silence. Whether
     anything was compiled."""
@@ -54,7 +56,7 @@ def ready(jit: bool = True, on_compile: Callable[[], None] | None = None) -> boo
     try:
         from numba.core import event
     except ImportError:  # pragma: no cover - numba is a dependency; without it nothing compiles
-        warm(jit)
+        warm(jit, replay)
         return False
 
     class FirstCompile(event.Listener):
@@ -74,5 +76,5 @@ def ready(jit: bool = True, on_compile: Callable[[], None] | None = None) -> boo
 
     listener = FirstCompile()
     with event.install_listener("numba:compile", listener):
-        warm(jit)
+        warm(jit, replay)
     return listener.seen
