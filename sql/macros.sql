@@ -49,3 +49,8 @@ create or replace temp macro dice_text(key) as rtrim(
 -- when no player was named.
 create or replace temp macro player_in_scope(p) as
     (getvariable('f_players') is null or list_contains(getvariable('f_players')::varchar[], p));
+-- The accuracy of one choice, in percent, from the winning chance it lost in percentage
+-- points: lichess's curve with the loss scaled by ten (pipeline.solved.judge.accuracy,
+-- held equal by a test; docs/stats.md says why).
+create or replace temp macro race_accuracy(loss_pp) as
+    greatest(0.0, least(100.0, 103.1668 * exp(-0.4354 * loss_pp) - 3.1669));

@@ -12,7 +12,10 @@ final as (
         rolls::integer as rolls,
         hot_dice::integer as hot_dice,
         claimed_points::bigint as claimed_points,
-        corrected_points::bigint as corrected_points
+        corrected_points::bigint as corrected_points,
+        start_seq::bigint as start_seq,
+        end_seq::bigint as end_seq,
+        corrected_total::bigint as corrected_total
     from source
 )
 

@@ -145,7 +145,10 @@ def test_one_vega_bundle_for_all_charts(page):
     doc = Tags(page)
     figures = [a for a in doc.all("figure") if a.get("data-chart")]
     specs = [a for a in doc.all("script") if (a.get("id") or "").startswith("spec-")]
-    assert len(figures) == len(specs) == 8  # bust, turns, decisions, two of decision quality, two of findings, dice
+    # bust, turns, decisions, three of decision quality (two single-turn, the two-player games'
+    # loss per game), two of findings, dice
+    assert len(figures) == len(specs) == 9
+    assert "spec-race_loss" in {a.get("id") for a in specs}
     assert page.count("window.vegaEmbed=") == 1
     # The bundle is most of the page; the data of a small dataset adds little.
     assert 0.5e6 < len(page.encode()) < 1.5e6
@@ -208,6 +211,8 @@ def test_dispute_view_is_the_whole_game_with_the_finding_highlighted(game_page):
     assert '<span class="wrong">1,300</span> → 1,200' in flagged  # the banked total
     assert "scoring_error" in flagged
     assert 'id="chart-dispute"' in view
+    # a two-player game: its winning-chance graph, the turn with the finding left unjudged
+    assert 'id="chart-dispute_race"' in view
     # The statistics of a dispute page cover that game only.
     assert re.search(r'data-figure="games">.*?<div class="value">1</div>', game_page)
 

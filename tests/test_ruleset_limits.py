@@ -186,10 +186,11 @@ def test_rules_show_prints_everything_else_and_one_note():
     assert text.exit_code == 0, text.output
     assert "Exact farkle odds" in text.stdout and "Solved turn" not in text.stdout
     notes = [line for line in text.stderr.splitlines() if line.startswith("note:")]
-    assert len(notes) == 1 and "is not solved" in notes[0]
+    # one note per solver: the single turn's, and the two-player game's (its own budget)
+    assert len(notes) == 2 and "is not solved:" in notes[0] and "not solved for two players" in notes[1]
     as_json = runner.invoke(app, ["rules", "show", OFF_GRID_TEXT, "-f", "json"])
     data = json.loads(as_json.stdout)
-    assert data["strategy"] is None and len(data["farkle_odds"]) == 6
+    assert data["strategy"] is None and data["win_probability"] is None and len(data["farkle_odds"]) == 6
 
 
 @pytest.fixture(scope="module")

@@ -275,7 +275,7 @@ def test_bots_differ_in_how_often_they_bank_after_a_keep(corpus):
             if prev["type"] == "keep":
                 decisions[bots[prev["player"]]][e["type"]] += 1
     rate = {b: c["bank"] / (c["bank"] + c["roll"]) for b, c in decisions.items()}
-    assert set(rate) == set(DEFAULT_BOTS) == set(BOT_NAMES) - {"optimal"}
+    assert set(rate) == set(DEFAULT_BOTS) == set(BOT_NAMES) - {"optimal", "winprob"}
     assert rate["cautious"] > rate["threshold"] > rate["greedy"]
     assert rate["cautious"] > 2 * rate["greedy"]
 
@@ -366,3 +366,18 @@ def test_cli_usage_errors_exit_2_with_one_line(args, message):
     res = runner.invoke(app, ["simulate", "--games", "1", "--seed", "1", *args])
     assert res.exit_code == 2
     assert message in res.stderr
+
+
+def test_the_winprob_bot_plays_two_player_games_only(tmp_path):
+    """The winning-chance bot needs both totals: other table sizes, or a ruleset the
+    two-player solver refuses, are refused before a line is written."""
+    from pipeline.rules import Ruleset
+    from pipeline.simulate.game import SimulationError
+
+    out = tmp_path / "g.jsonl"
+    with pytest.raises(SimulationError, match="two-player games only"):
+        simulate(out, 2, 1, players=(2, 3), bots=["winprob"])
+    penalty = Ruleset.from_value({"base": "standard", "farkle_penalty": 500})
+    with pytest.raises(SimulationError, match="farkle penalty"):
+        simulate(out, 2, 1, rules=[penalty], players=(2, 2), bots=["winprob"])
+    assert not out.exists() or out.read_text() == ""

@@ -280,6 +280,8 @@ def test_sections_as_users_type_them(tiny):
         "decision_quality",
         "decision_loss_by_state",
         "blunders",
+        "race_quality",
+        "race_costliest",
     }
     typo = run(tiny, "--section", "blunder")
     assert typo.exit_code == 2 and typo.stderr.startswith("error: unknown section 'blunder' (did you mean blunders?)")

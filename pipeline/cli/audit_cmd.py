@@ -223,7 +223,7 @@ def _coach(
     from pipeline.cli.coach_render import coach_json, coach_text, event_seqs
     from pipeline.model import FileProblem
     from pipeline.reader import read_events
-    from pipeline.strategy.judge import coach_game
+    from pipeline.strategy.judge import coach_game_turns
 
     file_problems: list[FileProblem] = []
     events: list = []
@@ -234,7 +234,7 @@ def _coach(
                 events.append((item.seq, item.type))
             yield item
 
-    result, policy, judged = coach_game(
+    result, policy, judged, turns = coach_game_turns(
         keep_game_events(
             seen.watch(read_events(resolution.sources, on_problem=file_problems.append, max_line_bytes=max_line_bytes))
         ),
@@ -257,9 +257,37 @@ def _coach(
             why = str(exc)
         note(f"game {game_id}: {why}; nothing is judged")
     seqs = event_seqs(judged, events)
+    race, race_note = race_judgements(result, judged, turns)
+    if race_note:
+        note(f"game {game_id}: {race_note}")
     if format is AuditFormat.json:
-        sys.stdout.write(coach_json(game_id, judged, threshold, seqs))
+        sys.stdout.write(coach_json(game_id, judged, threshold, seqs, race))
         sys.stdout.flush()
     else:
-        coach_text(game_id, judged, threshold, seqs, stdout)
+        coach_text(game_id, judged, threshold, seqs, stdout, race)
     raise typer.Exit(EXIT_OK)
+
+
+def race_judgements(result, judged, turns):
+    """(the winning-chance judgement of each choice or None, why not): two-player games of a
+    ruleset the two-player solver takes (solved on first use, with a progress bar)."""
+    if len(result.players) != 2:
+        return None, f"{len(result.players)} players: choices are judged by the single-turn yardstick only"
+    from pipeline.solved import tables as race_tables
+    from pipeline.strategy.race import Race, refusal
+    from pipeline.strategy.race_coach import judge_race
+
+    reason = refusal(result.ruleset) if result.ruleset is not None else "its ruleset cannot be read"
+    if reason is not None:
+        return None, f"{reason}; choices are judged by the single-turn yardstick only"
+    table = race_tables.load(result.ruleset)
+    if table is None:
+        with progress_bar("solving the two-player game") as advance:
+            state = {"done": 0}
+
+            def report(done: int, total: int) -> None:
+                advance(done - state["done"])
+                state["done"] = done
+
+            table = race_tables.load_or_solve(result.ruleset, report)
+    return judge_race(Race(table), judged, turns, result.players), None

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from pipeline.strategy.judge import Judged
 
 TURN_ENDS = ("roll", "bank", "farkle")
+#: Terminals this wide get the winning-chance columns in the table itself.
+WIDE_COLUMNS = 110
 
 
 def event_seqs(judged: Sequence[Judged], events: Sequence[tuple[int, str]]) -> dict[tuple[str, int], int]:
@@ -33,11 +35,12 @@ def event_seqs(judged: Sequence[Judged], events: Sequence[tuple[int, str]]) -> d
 
 
 def coach_rows(
-    judged: Sequence[Judged], threshold: float, seqs: dict[tuple[str, int], int] | None = None
+    judged: Sequence[Judged], threshold: float, seqs: dict[tuple[str, int], int] | None = None, race: dict | None = None
 ) -> list[dict]:
     rows = []
     for j in judged:
         g = j.judgement
+        r = (race or {}).get((j.kind, j.seq))
         rows.append(
             {
                 "seq": (seqs or {}).get((j.kind, j.seq), j.seq),
@@ -57,17 +60,30 @@ def coach_rows(
                 "judged": g is not None,
                 "blunder": bool(g and g.loss > threshold),
                 "not_judged_because": j.why,
+                "totals": [r.mover_total, r.other_total] if r else None,
+                "win_chance_before": r.chance_best if r else None,
+                "win_chance_after": r.chance_made if r else None,
+                "win_best": r.best if r else None,
+                "win_loss_pp": r.loss_pp if r else None,
             }
         )
     return rows
 
 
 def coach_text(
-    game_id: str, judged: Sequence[Judged], threshold: float, seqs: dict[tuple[str, int], int], console: LazyConsole
+    game_id: str,
+    judged: Sequence[Judged],
+    threshold: float,
+    seqs: dict[tuple[str, int], int],
+    console: LazyConsole,
+    race: dict | None = None,
 ) -> None:
     """One row per choice: seq, player, turn, the turn's points, the dice (the roll a keep
     was taken from, or the dice left to roll), what was made, the best choice and the loss;
-    then a line per player. Expected values are in the JSON."""
+    then a line per player. Expected values are in the JSON. In a two-player game the
+    winning chance before each choice, the choice that keeps it and the points it lost are
+    three more columns on a terminal of WIDE_COLUMNS or more, else a line per choice after
+    the table (`seq N player: ...`), so no row wraps."""
     from pipeline.strategy.solver import MODEL_NOTE
 
     console.line(f"coach: game {game_id}")
@@ -77,6 +93,7 @@ def coach_text(
         f"left to roll; * marks a blunder (a loss above {threshold:g} expected points).",
         indent="  ",
     )
+    wide = race is not None and console.width >= WIDE_COLUMNS
     table = plain_table(
         ("seq", True),
         ("player", False),
@@ -86,12 +103,30 @@ def coach_text(
         ("made", False),
         ("best", False),
         ("loss", True),
+        *((("chance", True), ("win best", False), ("lost pp", True)) if wide else ()),
     )
     for column in table.columns[4:7]:
         column.no_wrap = True  # dice and choices read as a whole or not at all
     totals: dict[str, list[float]] = {}
     not_judged: dict[str, list[int]] = {}
-    for j, row in zip(judged, coach_rows(judged, threshold, seqs)):
+    race_totals: dict[str, list[float]] = {}
+    race_lines: list[str] = []
+    for j, row in zip(judged, coach_rows(judged, threshold, seqs, race)):
+        r = (race or {}).get((j.kind, j.seq))
+        if r is not None:
+            rt = race_totals.setdefault(j.player, [0, 0.0])
+            rt[0] += 1
+            rt[1] += r.loss_pp
+        race_cells: tuple[str, ...] = ()
+        if wide:
+            race_cells = (
+                (f"{r.chance_best:.1%}", printable(r.best), f"{r.loss_pp:.2f}") if r is not None else ("", "", "-")
+            )
+        elif r is not None:
+            race_lines.append(
+                f"seq {row['seq']} {printable(j.player)}: chance {r.chance_best:.1%}, best {printable(r.best)}, "
+                f"lost {r.loss_pp:.2f} pp"
+            )
         g = j.judgement
         per = totals.setdefault(j.player, [0, 0.0, 0, 0, 0])
         dice = j.roll if j.kind == "keep" else f"{j.dice} left"
@@ -114,6 +149,7 @@ def coach_text(
             printable(j.made),
             printable(best),
             loss_text,
+            *race_cells,
         )
     console.print(table)
     for why, seq_list in not_judged.items():
@@ -126,11 +162,28 @@ def coach_text(
             f"blunders {blunders}, not judged {unjudged}",
             indent="    ",
         )
+    if race is not None:
+        from pipeline.strategy.race import MODEL_NOTE as RACE_NOTE
+
+        console.line(
+            f"winning chance ({RACE_NOTE}): chance = before the choice, under best play; lost pp = "
+            "percentage points of the game the choice gave up.",
+            indent="  ",
+        )
+        for text in race_lines:
+            console.line(text, indent="    ")
+        for player, (n, lost) in race_totals.items():
+            console.line(f"  {player}: {n} choices judged, {lost:.2f} pp lost in the game", indent="    ")
 
 
 def coach_json(
-    game_id: str, judged: Sequence[Judged], threshold: float, seqs: dict[tuple[str, int], int] | None = None
+    game_id: str,
+    judged: Sequence[Judged],
+    threshold: float,
+    seqs: dict[tuple[str, int], int] | None = None,
+    race: dict | None = None,
 ) -> str:
+    from pipeline.strategy.race import MODEL_NOTE as RACE_NOTE
     from pipeline.strategy.solver import MODEL_NOTE
 
     return (
@@ -139,7 +192,8 @@ def coach_json(
                 "game_id": game_id,
                 "model": MODEL_NOTE,
                 "blunder_threshold": threshold,
-                "choices": coach_rows(judged, threshold, seqs),
+                "win_model": None if race is None else RACE_NOTE,
+                "choices": coach_rows(judged, threshold, seqs, race),
             }
         )
         + "\n"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Optional
 
 import typer
 
-from pipeline.cli.common import RULES_HELP, TextOrJson, note, rules_or_exit, stdout
+from pipeline.cli.common import RULES_HELP, TextOrJson, note, progress_bar, rules_or_exit, stdout, usage_error
 from pipeline.cli.main import app, make_app
 from pipeline.cli.text import printable
 
@@ -55,6 +56,7 @@ def show_rules(
     except SolverBudgetError as exc:  # everything else is still shown
         strategy = None
         note(str(exc))
+    win = win_probability(rules)
     if format is TextOrJson.json:
         stdout.print_json(
             json.dumps(
@@ -71,6 +73,7 @@ def show_rules(
                         for n, p in odds
                     ],
                     "strategy": strategy,
+                    "win_probability": win,
                 }
             )
         )
@@ -94,6 +97,86 @@ def show_rules(
         stdout.print(table)
     if strategy:
         stdout.print(f"Turn strategy figures: {strategy['model']}.")
+    if win:
+        stdout.print(f"Two players: first player wins {win['first_player']:.3%} under best play by both, two players.")
+
+
+def win_probability(rules) -> dict | None:
+    """The first-player advantage (`Race.headline`), solving the ruleset on first use with
+    a progress bar; None, with a note, when the two-player solver refuses it."""
+    from pipeline.solved import tables as race_tables
+    from pipeline.strategy.race import RaceUnsolved, refusal
+
+    reason = refusal(rules)
+    if reason is not None:
+        note(reason)
+        return None
+    try:
+        table = race_tables.load(rules)
+        if table is None:
+            with progress_bar("solving the two-player game") as advance:
+                table = race_tables.load_or_solve(rules, _progress(advance))
+    except RaceUnsolved as exc:  # pragma: no cover - refusal() said yes above
+        note(str(exc))
+        return None
+    from pipeline.strategy.race import headline
+
+    return headline(table)
+
+
+def _progress(advance):
+    state = {"done": 0}
+
+    def report(done: int, total: int) -> None:
+        advance(done - state["done"])
+        state["done"] = done
+
+    return report
+
+
+@rules_app.command("solve", short_help="Solve the two-player game of a ruleset and store its table.")
+def solve_rules(
+    ruleset: str = typer.Argument(..., metavar="RULES", help=RULES_HELP),
+    out: Optional[Path] = typer.Option(
+        None,
+        "--out",
+        "-o",
+        metavar="PATH",
+        help="Write the table here (default: the package data for a built-in, else the cache).",
+    ),
+) -> None:
+    """Solve both players' winning chances at every turn start of RULES (a progress bar on a
+    terminal) and write the table: a built-in's into the package (the file shipped with
+    farkle-logs), any other ruleset into the user's cache, or to --out."""
+    import time
+
+    from pipeline.solved import tables as race_tables
+    from pipeline.stats.cache import write_atomically
+    from pipeline.strategy import race
+
+    rules = rules_or_exit(ruleset)
+    race.check(rules)  # RaceUnsolved: a user error, exit 2
+    started = time.perf_counter()
+    with progress_bar("solving the two-player game") as advance:
+        table = race.solve_table(rules, _progress(advance))
+    elapsed = time.perf_counter() - started
+    name = race_tables.shipped_name(rules)
+    path = out or (race_tables.shipped_path(name) if name else race_tables.cache_path(rules))
+    if path is None:
+        usage_error("the cache is off (FARKLE_LOGS_CACHE_DIR=off): say where to write the table with --out")
+    data = race_tables.encode(table)
+    write_atomically(path, data)
+    try:
+        path.chmod(0o644)  # readable by everyone, as the rest of the package
+    except OSError:
+        pass
+    if not path.exists() or path.read_bytes() != data:
+        usage_error(f"{path}: could not write the table")
+    stdout.line(
+        f"{rules.name}: first player wins {table.w[0, 0]:.3%} under best play by both, two players "
+        f"({table.w.shape[0]:,} x {table.w.shape[0]:,} turn starts, fixed-point bound {table.bound:.1e}, "
+        f"{elapsed:.1f} s); wrote {path}"
+    )
 
 
 def strategy_table(strategy: dict):

@@ -14,7 +14,7 @@ from pipeline.cli.main import app
 
 # The bots' names, written out so that --help needs no import of the simulator;
 # tests/test_cli_conventions.py checks they are pipeline.simulate.BOT_NAMES.
-BOTS_HELP = "threshold, cautious, greedy, keep_all, keep_min, optimal"
+BOTS_HELP = "threshold, cautious, greedy, keep_all, keep_min, optimal, winprob"
 
 
 @app.command("simulate", short_help="Bots play complete games, written as a JSONL log.")
@@ -63,7 +63,7 @@ def simulate_cmd(
         None,
         "--bots",
         metavar="BOT,...",
-        help=f"Comma-separated bot strategies to draw from: {BOTS_HELP} (default: all but optimal).",
+        help=f"Comma-separated bot strategies to draw from: {BOTS_HELP} (default: all but optimal and winprob).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
     samples: Optional[str] = typer.Option(

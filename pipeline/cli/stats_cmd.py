@@ -48,9 +48,14 @@ TITLES = {
     "decision_quality": "Decision quality: expected points given up per choice against the exact single-turn policy",
     "decision_loss_by_state": "Decision quality by kind of choice, dice and turn points",
     "blunders": "Blunders: choices that gave up more than the threshold",
+    "race_quality": "Decision quality, two-player games: winning chance lost per choice (yardstick: the chance of "
+    "winning the game under best play by both; percentage points)",
+    "race_costliest": "Costliest choices of two-player games (winning chance lost, percentage points)",
 }
 # Tables judged by pipeline.strategy's single-turn model: their text output carries its caveat.
 MODEL_TABLES = {"decision_quality", "decision_loss_by_state", "blunders"}
+# Tables judged by the two-player winning chance (pipeline.strategy.race).
+RACE_TABLES = {"race_quality", "race_costliest"}
 
 # Columns shown on a terminal (json and csv carry every column), with their headers.
 TEXT_COLUMNS: dict[str, list[tuple[str, str]]] = {
@@ -132,6 +137,28 @@ TEXT_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("mean_loss", "mean loss"),
         ("optimal_share", "optimal"),
     ],
+    "race_quality": [
+        ("games", "games"),
+        ("judged", "judged"),
+        ("not_judged", "not judged"),
+        ("loss_per_choice", "loss/choice pp"),
+        ("loss_per_game", "loss/game pp"),
+        ("accuracy", "accuracy"),
+        ("optimal_share", "optimal"),
+        ("mistakes", "mistakes"),
+        ("blunders", "blunders"),
+    ],
+    "race_costliest": [
+        ("game_id", "game"),
+        ("seq", "seq"),
+        ("scores", "totals"),
+        ("points", "turn pts"),
+        ("situation", "kept from / dice left"),
+        ("made", "made"),
+        ("best", "best"),
+        ("chance_best", "chance"),
+        ("loss_pp", "loss pp"),
+    ],
     "blunders": [
         ("game_id", "game"),
         ("seq", "seq"),
@@ -164,6 +191,7 @@ PERCENT_COLUMNS = {
     "farkle_rate_after_roll",
     "win_rate",
     "optimal_share",
+    "chance_best",
 }
 
 
@@ -281,12 +309,24 @@ def stats(
                     "--section decision_loss_by_state, or --all"
                 )
                 continue
+            if name in RACE_TABLES and table.num_rows == 0:
+                continue  # no two-player game in scope: the single-turn tables say it all
             several = len(filters.players) > 1  # each of their rows, as --player gives one player's
             _print_text_table(name, table, all_rows=all_rows or name in named or several, player=filters.player)
         if MODEL_TABLES & set(tables):
             stdout.line(
-                f"note: {MODEL_NOTE}; blunder = loss above {blunder_threshold:g} points. "
-                "Choices whose state is not valid (findings in the turn) are not judged.",
+                f"note: single-turn yardstick (every game): {MODEL_NOTE}; blunder = loss above "
+                f"{blunder_threshold:g} points. Choices whose state is not valid (findings in the turn) are not judged.",
+                indent="  ",
+            )
+        if any(tables[name].num_rows for name in RACE_TABLES & set(tables)):
+            from pipeline.stats import RACE_BLUNDER_PP, RACE_MISTAKE_PP
+
+            stdout.line(
+                "note: winning-chance yardstick (two-player games only; games of three or more players keep the "
+                f"single-turn one): loss = chance after the best choice - after the choice made; mistake > "
+                f"{RACE_MISTAKE_PP:g} pp, blunder > {RACE_BLUNDER_PP:g} pp; accuracy = mean over choices of "
+                "103.1668 e^(-0.4354 loss) - 3.1669, clipped to 0-100.",
                 indent="  ",
             )
 
@@ -380,6 +420,8 @@ def _cell(column: str, value: object) -> str:
             return f"{100 * value:.2f}%"
         if column == "p_value":
             return f"{value:.2g}"
+        if column in ("loss_pp", "loss_per_choice", "loss_per_game"):
+            return f"{value:,.3f}"
         return f"{value:,.1f}"
     if isinstance(value, int):
         return f"{value:,}"
@@ -411,13 +453,16 @@ def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str
                 "--player NAME for one, --all for every row (json and csv have them all)"
             )
             rows = kept
+    if name == "race_costliest" and len(rows) > TEXT_BLUNDERS and not all_rows:
+        notes.append(f"the costliest {TEXT_BLUNDERS} of {len(rows):,} (--all, json and csv have them all)")
+        rows = rows[:TEXT_BLUNDERS]
     if name == "blunders" and len(rows) > TEXT_BLUNDERS and not all_rows:
         notes.append(f"the worst {TEXT_BLUNDERS} of {len(rows):,} blunders (--all, json and csv have them all)")
         rows = rows[:TEXT_BLUNDERS]
     if name == "player_summary":
         notes += _wins_note(rows)
     columns = TEXT_COLUMNS[name]
-    if name == "blunders":  # one column says what was judged: the roll kept from, or the dice left
+    if name in ("blunders", "race_costliest"):  # one column: the roll kept from, or the dice left
         rows = [{**r, "situation": r["roll"] if r["kind"] == "keep" else _dice_left(r["dice"])} for r in rows]
     shown = []
     for row in rows:

@@ -646,6 +646,110 @@ def dispute_totals(turns: pa.Table) -> alt.LayerChart:
     )
 
 
+def dispute_race(chances: pa.Table, findings: pa.Table, mistake_pp: float) -> alt.LayerChart:
+    """One two-player game's winning chances after every judged choice (report table
+    game_race of one game), like a chess site's evaluation graph: one line per player (they
+    add up to 1); choices that lost more than `mistake_pp` percentage points are dots on the
+    line of the player who made them, findings are red rules at their seq."""
+    rows = _rows(
+        chances,
+        ["seq", "kind", "player", "seat", "first_seat_chance", "chance_best", "chance_made", "loss_pp", "made", "best"],
+    )
+    seats: dict[int, str] = {}
+    for r in rows:
+        seats[r["seat"]] = r["player"]
+    first, second = seats.get(1, "seat 1"), seats.get(2, "seat 2")
+    points = []
+    for r in rows:
+        for name, chance in ((first, r["first_seat_chance"]), (second, 1.0 - r["first_seat_chance"])):
+            costly = r["player"] == name and (r["loss_pp"] or 0.0) > mistake_pp
+            points.append(
+                {
+                    "seq": r["seq"],
+                    "player": name,
+                    "chance": chance,
+                    "costly": costly,
+                    "choice": f"{r['player']}: {r['kind']} {r['made']} (best {r['best']})",
+                    "loss_pp": r["loss_pp"],
+                }
+            )
+    marks = [{"seq": f["seq"], "code": f.get("code")} for f in _rows(findings, ["seq", "code"]) if f["seq"] is not None]
+    x = alt.X("seq:Q", title="Event of the game (seq)", axis=alt.Axis(format="d", tickMinStep=1))
+    y = alt.Y(
+        "chance:Q", title="Winning chance after the choice", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")
+    )
+    tooltip = [
+        alt.Tooltip("seq:Q", title="seq"),
+        alt.Tooltip("player:N", title="player"),
+        alt.Tooltip("chance:Q", title="winning chance", format=".1%"),
+        alt.Tooltip("choice:N", title="choice"),
+        alt.Tooltip("loss_pp:Q", title="lost (pp)", format=".2f"),
+    ]
+    color = alt.Color("player:N", title="Player")
+    line = (
+        alt.Chart(alt.Data(values=points))
+        .mark_line(interpolate="step-after")
+        .encode(x=x, y=y, color=color, tooltip=tooltip)
+    )
+    costly = (
+        alt.Chart(alt.Data(values=points))
+        .transform_filter(alt.datum.costly)
+        .mark_point(filled=True, size=70)
+        .encode(x=x, y=y, color=color, tooltip=tooltip)
+    )
+    layers = [line, costly]
+    if marks:
+        layers.append(
+            alt.Chart(alt.Data(values=marks))
+            .mark_rule(color="#c0392b", strokeDash=[4, 3])
+            .encode(x=alt.X("seq:Q"), tooltip=[alt.Tooltip("code:N", title="finding"), alt.Tooltip("seq:Q")])
+        )
+    return alt.layer(*layers).properties(  # type: ignore[return-value]
+        width=WIDTH + 140,
+        height=HEIGHT,
+        title=_title(
+            "Winning chance through the game (two players, best play by both from each moment)",
+            f"Dots: choices that lost more than {mistake_pp:g} percentage points; red dashed rules: findings",
+        ),
+    )
+
+
+def race_loss(table: pa.Table, players: list[str]) -> alt.LayerChart:
+    """Each player's winning chance lost per two-player game (report table race_loss): the
+    middle half of their games as a bar (25th to 75th percentile), the 10th to 90th as a
+    line, the median as a tick."""
+    rows = [
+        r
+        for r in _rows(table, ["player", "games", "mean_pp", "p10", "p25", "p50", "p75", "p90"])
+        if r["player"] in players
+    ]
+    y = alt.Y("player:N", title=None, sort=alt.EncodingSortField("p50", order="ascending"))
+    tooltip = [
+        alt.Tooltip("player:N"),
+        alt.Tooltip("games:Q", format=","),
+        alt.Tooltip("mean_pp:Q", title="mean (pp)", format=".2f"),
+        alt.Tooltip("p10:Q", title="10th pct", format=".2f"),
+        alt.Tooltip("p25:Q", title="25th pct", format=".2f"),
+        alt.Tooltip("p50:Q", title="median", format=".2f"),
+        alt.Tooltip("p75:Q", title="75th pct", format=".2f"),
+        alt.Tooltip("p90:Q", title="90th pct", format=".2f"),
+    ]
+    base = alt.Chart()
+    whisker = base.mark_rule(color="#888").encode(
+        x=alt.X("p10:Q", title="Winning chance lost in a game (percentage points)"), x2="p90:Q", y=y, tooltip=tooltip
+    )
+    box = base.mark_bar(size=12, color="#1f77b4", opacity=0.7).encode(x="p25:Q", x2="p75:Q", y=y, tooltip=tooltip)
+    median = base.mark_tick(color="#111", thickness=2, size=14).encode(x="p50:Q", y=y, tooltip=tooltip)
+    return alt.layer(whisker, box, median, data=alt.Data(values=rows)).properties(  # type: ignore[return-value]
+        width=WIDTH,
+        height=max(60, 22 * len(rows)),
+        title=_title(
+            "Winning chance lost per game (two-player games)",
+            "Bar: the middle half of a player's games; line: 10th to 90th percentile; tick: median",
+        ),
+    )
+
+
 # --------------------------------------------------------------------------- snapshots
 def spec_skeleton(chart: alt.TopLevelMixin) -> dict[str, Any]:
     """The data-independent part of a chart's spec: data values, axis tick values, scale

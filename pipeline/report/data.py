@@ -42,11 +42,15 @@ REPORT_TABLES = (
     "disputed_games",
 )
 GAME_TABLES = ("game_players", "game_turns", "game_findings")
+# Report models of the winning-chance yardstick (two-player games): run when the dataset's
+# rolls and decisions carry the corrected turn state choices are judged in.
+RACE_REPORT_TABLES = ("race_loss",)
+RACE_GAME_TABLES = ("game_race",)
 
 
 # Stats tables of the Decision quality section: left out (the page says why) for a dataset
 # written before rolls and decisions carried the corrected state they are judged in.
-QUALITY_TABLES = ("decision_quality", "decision_loss_by_state", "blunders")
+QUALITY_TABLES = ("decision_quality", "decision_loss_by_state", "blunders", "race_quality", "race_costliest")
 STATE_COLUMNS = {"rolls": ("points_before", "opened"), "decisions": ("turn_points_corrected", "opened")}
 
 
@@ -126,7 +130,8 @@ def gather(
                 raise GameNotFound(f"{ds.path}: no game {dispute_game!r} in this dataset")
         judged = has_choice_states(con)
         stat_names = [name for name in TABLE_NAMES if judged or name not in QUALITY_TABLES]
-        count = len(stat_names) + len(REPORT_TABLES) + len(GAME_TABLES)
+        race = (RACE_REPORT_TABLES, RACE_GAME_TABLES) if judged else ((), ())
+        count = len(stat_names) + len(REPORT_TABLES) + len(GAME_TABLES) + len(race[0]) + len(race[1])
         with steps(con, progress, count, "computing the tables") as step:
 
             def table(name: str) -> pa.Table:
@@ -134,11 +139,11 @@ def gather(
                     return run(con, name, models)
 
             stats = {name: table(f"rpt_{name}") for name in stat_names}
-            report = {name: table(f"rpt_report_{name}") for name in REPORT_TABLES}
+            report = {name: table(f"rpt_report_{name}") for name in (*REPORT_TABLES, *race[0])}
             detailed = [dispute_game] if dispute_game is not None else []
             detailed += [g for g in report["disputed_games"].column("game_id").to_pylist() if g not in detailed]
             set_variables(con, {"r_games": detailed})
-            games = {name: table(f"rpt_report_{name}") for name in GAME_TABLES}
+            games = {name: table(f"rpt_report_{name}") for name in (*GAME_TABLES, *race[1])}
     summary = stats["player_summary"]
     per_player = summary.filter(pc.equal(summary["scope"], "player"))
     ranked = per_player.sort_by([("turns", "descending"), ("player", "ascending")])

@@ -77,6 +77,16 @@ HOW_TO_READ: dict[str, str] = {
         "and bank-or-roll choices gave up against the best play. Shorter is better; the colour is the share "
         "of choices that were exactly optimal."
     ),
+    "race_loss": (
+        "Each row is a player's two-player games: how many percentage points of winning chance their choices "
+        "gave up in a game, against best play by both (the winning-chance yardstick). The bar holds the middle "
+        "half of their games, the line runs from the 10th to the 90th percentile, the tick is the median."
+    ),
+    "dispute_race": (
+        "Each line is a player's chance of winning the game after every judged choice (win plus half a tie, best "
+        "play by both from that moment on, two players): the lines add up to 100 %. A dot marks a choice that gave "
+        "up more than the mistake threshold; red dashed rules mark findings."
+    ),
     "findings_by_code": (
         "Each bar counts the audit's findings of one kind: red are errors (the log breaks the rules "
         "or miscounts), orange are warnings (such as a log that stops before the game ends)."
@@ -323,6 +333,56 @@ def quality_note(data: ReportData) -> str:
     )
 
 
+def race_note(data: ReportData) -> str:
+    """The winning-chance yardstick of two-player games, and what it judged."""
+    rows = data.stats.get("race_quality")
+    if rows is None or rows.num_rows == 0:
+        return ""
+    overall = rows.filter(pc.equal(rows["scope"], "overall")).to_pylist()
+    o = overall[0] if overall else None
+    counts = (
+        f" {fmt_int(o['judged'])} choices of two-player games judged, {fmt_num(o['loss_per_choice'], 3)} "
+        f"percentage points lost per choice, {fmt_num(o['loss_per_game'], 2)} per player and game; accuracy "
+        f"{fmt_num(o['accuracy'], 1)}; mistakes (> {fmt_num(o['mistake_pp'], 1)} pp) {fmt_int(o['mistakes'])}, "
+        f"blunders (> {fmt_num(o['blunder_pp'], 1)} pp) {fmt_int(o['blunders'])}."
+        if o
+        else ""
+    )
+    return (
+        "<h3>Two-player games: the winning chance each choice cost</h3>"
+        '<p class="notes"><b>The game, not the turn.</b> In two-player games each choice is also judged by the '
+        "chance of winning the game it gave up (win plus half a tie, under best play by both, final round "
+        "included; games of three or more players keep the single-turn yardstick above)."
+        f"{esc(counts)}</p>"
+    )
+
+
+COSTLIEST_ROWS = 15
+
+
+def costliest_table(data: ReportData) -> str:
+    table = data.stats.get("race_costliest")
+    if table is None or data.stats["race_quality"].num_rows == 0:
+        return ""
+    worst = table.slice(0, COSTLIEST_ROWS).to_pylist()
+    if not worst:
+        return '<p class="how">No choice of a two-player game lost more than the mistake threshold.</p>'
+    rows = "".join(
+        f'<tr><th scope="row">{esc(r["player"])}</th><td>{esc(r["game_id"])}</td><td>{fmt_int(r["seq"])}</td>'
+        f'<td>{esc(r["scores"])}</td><td>{fmt_int(r["points"])}</td>'
+        f'<td>{esc("keep from " + r["roll"] if r["kind"] == "keep" else "bank or roll")}</td>'
+        f'<td>{esc(r["made"])}</td><td>{esc(r["best"])}</td><td>{fmt_pct(r["chance_best"])}</td>'
+        f'<td>{fmt_num(r["loss_pp"], 2)}</td></tr>'
+        for r in worst
+    )
+    return (
+        "<h3>Costliest choices of two-player games</h3>"
+        '<div class="scroll"><table class="compact costliest"><thead><tr><th>player</th><th>game</th><th>seq</th>'
+        "<th>totals</th><th>turn points</th><th>choice</th><th>made</th><th>best</th><th>chance before</th>"
+        f"<th>lost (pp)</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+
+
 def blunders_table(data: ReportData) -> str:
     table = data.stats["blunders"]
     worst = table.slice(0, BLUNDER_ROWS).to_pylist()
@@ -544,7 +604,18 @@ def figures(data: ReportData) -> dict[str, list[Figure | str]]:
     if data.dispute_game is not None:
         turns = data.games["game_turns"]
         one = turns.filter(pc.equal(turns["game_id"], data.dispute_game))
-        return {"dispute": [Figure("dispute", charts.dispute_totals(one), HOW_TO_READ["dispute"])]}
+        out_dispute: list[Figure | str] = [Figure("dispute", charts.dispute_totals(one), HOW_TO_READ["dispute"])]
+        race_rows = data.games.get("game_race")
+        if race_rows is not None and race_rows.num_rows:
+            from pipeline.stats import RACE_MISTAKE_PP
+
+            findings = data.games["game_findings"]
+            mine = findings.filter(pc.equal(findings["game_id"], data.dispute_game))
+            chances = race_rows.filter(pc.equal(race_rows["game_id"], data.dispute_game))
+            out_dispute.append(
+                Figure("dispute_race", charts.dispute_race(chances, mine, RACE_MISTAKE_PP), HOW_TO_READ["dispute_race"])
+            )
+        return {"dispute": out_dispute}
     periods = report["findings_by_period"]
     unit = periods["unit"][0].as_py() if periods.num_rows else "day"
     # findings that cannot be placed in time (a line of no game, a game without timestamps)
@@ -600,6 +671,11 @@ def figures(data: ReportData) -> dict[str, list[Figure | str]]:
         ]
         if "decision_quality" in stats and _has_rows(stats["decision_loss_by_state"])
         else [],
+        "race": [
+            Figure("race_loss", charts.race_loss(report["race_loss"], data.players), HOW_TO_READ["race_loss"]),
+        ]
+        if "race_loss" in report and _has_rows(report["race_loss"])
+        else [],
         "findings": [
             figure(
                 "findings_by_code",
@@ -653,7 +729,13 @@ def section_bodies(data: ReportData, figs: dict[str, list[Figure | str]]) -> dic
         "turns": charts_of("turns"),
         "decisions": charts_of("decisions"),
         "quality": (
-            quality_note(data) + charts_of("quality") + picker_note(data) + blunders_table(data)
+            quality_note(data)
+            + charts_of("quality")
+            + picker_note(data)
+            + blunders_table(data)
+            + race_note(data)
+            + charts_of("race")
+            + costliest_table(data)
             if "decision_quality" in data.stats
             else quality_missing
         ),

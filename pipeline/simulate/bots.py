@@ -13,11 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from pipeline.rules import Ruleset, counts_key, dice_counts
 from pipeline.rules.play import dice_to_roll
 
 NEVER = 10**12
+
+if TYPE_CHECKING:
+    from pipeline.strategy.race import TurnView
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,7 @@ class Bot:
     settles_for_tie: bool
     about: str
     policy: bool = False  # keep and bank-or-roll from pipeline.strategy's exact policy
+    race: bool = False  # keep and bank-or-roll by the two-player winning chance (pipeline.strategy.race)
 
 
 def _at(one: int, two: int, three: int, four: int, five: int, six: int) -> tuple[int, ...]:
@@ -85,8 +90,19 @@ BOTS["optimal"] = Bot(
     policy=True,
 )
 
+BOTS["winprob"] = Bot(
+    "winprob",
+    "best",
+    _at(NEVER, NEVER, NEVER, NEVER, NEVER, NEVER),
+    False,
+    "plays the two-player winning-chance policy (pipeline.strategy.race): the keep and the bank-or-roll "
+    "that maximise its chance of winning the game, final round included (two-player games; opt-in: --bots)",
+    policy=True,
+    race=True,
+)
+
 BOT_NAMES: tuple[str, ...] = tuple(BOTS)
-#: The mix drawn from by default; `optimal` is opt-in (it solves the ruleset first).
+#: The mix drawn from by default; `optimal` and `winprob` are opt-in (they solve the ruleset first).
 DEFAULT_BOTS: tuple[str, ...] = tuple(name for name in BOTS if not BOTS[name].policy)
 
 
@@ -120,3 +136,39 @@ class PolicyPlayer:
 @lru_cache(maxsize=8)
 def policy_player(rules: Ruleset) -> PolicyPlayer:
     return PolicyPlayer(rules)
+
+
+class RacePlayer:
+    """The two-player winning-chance policy as the game loop asks it: for the mover's and the
+    other's banked totals, the turn points, the roll and whether the mover has opened, the
+    keep to take and whether to bank after it (on equal chances it banks). Each pair of
+    totals' turn is solved once per game run."""
+
+    def __init__(self, rules: Ruleset):
+        from pipeline.solved.tables import race
+
+        self.race = race(rules)
+        self.rules = rules
+        self._views: dict[tuple[int, int], TurnView] = {}
+
+    def decide(self, mine: int, theirs: int, points: int, roll: list[int]) -> tuple[tuple[list[int], int, int], bool]:
+        from pipeline.rules import score_table
+        from pipeline.strategy.race import keep_choices
+
+        view = self._views.get((mine, theirs))
+        if view is None:
+            if len(self._views) > 4096:
+                self._views.clear()
+            view = self._views[(mine, theirs)] = self.race.turn(mine, theirs)
+        g = self.race.granularity
+        dice = keep_choices(view, points // g, len(roll), roll)[0][0]
+        value = score_table(self.rules).value[counts_key(dice_counts(dice))]
+        left = dice_to_roll(len(roll), len(dice))
+        after = (points + value) // g
+        bank = view.bank(after) >= view.roll(after, left)
+        return (sorted(dice), value, len(dice)), bank
+
+
+@lru_cache(maxsize=8)
+def race_player(rules: Ruleset) -> RacePlayer:
+    return RacePlayer(rules)

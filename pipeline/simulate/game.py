@@ -27,7 +27,7 @@ from pipeline.rules.play import (
     streak_after_bank,
     streak_after_farkle,
 )
-from pipeline.simulate.bots import BOTS, DEFAULT_BOTS, policy_player
+from pipeline.simulate.bots import BOTS, DEFAULT_BOTS, policy_player, race_player
 from pipeline.simulate.dice import POW6, dice_tables, rolls_by_index
 from pipeline.errors import UserError
 
@@ -131,7 +131,10 @@ def play_game(
     hi = tabs.choice["best"]
     bank_at = [b.bank_at for b in bots]
     tie_ok = [b.settles_for_tie for b in bots]
-    policies = [policy_player(rules) if b.policy else None for b in bots]
+    if any(b.race for b in bots) and n != 2:
+        raise SimulationError(f"game {gid} has {n} players: the winprob bot plays two-player games only (--players 2)")
+    policies = [policy_player(rules) if b.policy and not b.race else None for b in bots]
+    racers = [race_player(rules) if b.race else None for b in bots]
     keys = tabs.keys
     opening, min_bank = rules.opening, rules.min_bank
     penalty, after, target = rules.farkle_penalty, rules.penalty_after, rules.target
@@ -177,6 +180,7 @@ def play_game(
             )
         need = bank_floor(opening, min_bank, opened[p])
         pol = policies[p]
+        racer = racers[p]
         pts = 0
         left = 6
         while True:
@@ -213,7 +217,10 @@ def play_game(
                 break
             # Bank with the highest-value keep if the bot would bank after it; else keep
             # in the bot's own style (a smaller keep, to roll more dice) and roll on.
-            if pol is None:
+            if racer is not None:  # the winning-chance policy: both totals decide, the final round too
+                b, says_bank = racer.decide(totals[p], totals[1 - p], pts, rolls[left][idx])
+                c = b
+            elif pol is None:
                 b = hi[left][idx]
             else:  # the exact policy picks the keep, and says whether to bank after it
                 b, says_bank = pol.decide(pts, keys[left][idx], rolls[left][idx], opened[p])
@@ -222,8 +229,8 @@ def play_game(
             bpts = pts + b[1]
             if bpts >= need:
                 bleft = dice_to_roll(left, b[2])
-                if first == NOBODY:
-                    bank = bpts >= bars[bleft] if pol is None else says_bank
+                if first == NOBODY or racer is not None:
+                    bank = bpts >= bars[bleft] if pol is None and racer is None else says_bank
                 else:
                     best = max(totals[q] for q in range(n) if q != p)
                     mine = totals[p] + bpts

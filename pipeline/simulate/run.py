@@ -66,11 +66,21 @@ def parse_players(spec: str) -> tuple[int, int]:
     return lo, hi
 
 
-def _check_policy_bots(bots: Sequence[str], rules: Sequence[Ruleset]) -> None:
+def _check_policy_bots(bots: Sequence[str], rules: Sequence[Ruleset], players: tuple[int, int] = (2, 2)) -> None:
     """A bot that plays the solved turn (`optimal`) needs every ruleset solvable within the
-    solver's budget: say which is not, rather than fail in the middle of the output."""
+    solver's budget, and the winning-chance bot (`winprob`) two-player games of rulesets the
+    two-player solver takes: say which is not, rather than fail in the middle of the output."""
     if not any(BOTS[b].policy for b in bots if b in BOTS):
         return
+    if any(BOTS[b].race for b in bots if b in BOTS):
+        if players != (2, 2):
+            raise SimulationError("the winprob bot plays two-player games only: --players 2")
+        from pipeline.strategy.race import refusal
+
+        for ruleset in rules:
+            reason = refusal(ruleset)
+            if reason is not None:
+                raise SimulationError(f"the winprob bot cannot play: {reason}")
     from pipeline.strategy.solver import SolverBudgetError, check_budget
 
     for ruleset in rules:
@@ -102,7 +112,7 @@ def simulate(
     """
     summary = Summary()
     rules = list(rules)
-    _check_policy_bots(bots, rules)  # before a line is written
+    _check_policy_bots(bots, rules, players)  # before a line is written
     codes = list(inject_codes)
     for code in codes if inject_rate > 0 else ():
         why = [injectable_under(code, r) for r in rules]

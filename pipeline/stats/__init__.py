@@ -28,6 +28,11 @@ from pipeline.stats.odds import exact_odds_table, matching_rulesets
 from pipeline.stats.runner import close, connect, run, set_variables, steps
 from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
 
+#: Winning chance (percentage points) a choice must lose to be a mistake / a blunder:
+#: pipeline.solved.judge and docs/stats.md say why these.
+RACE_MISTAKE_PP = 1.0
+RACE_BLUNDER_PP = 4.0
+
 # Section -> the reports (sql/rpt_<table>.sql) it shows, in display order.
 SECTIONS: dict[str, tuple[str, ...]] = {
     "bust": ("bust_rate_by_dice_left",),
@@ -35,8 +40,9 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "decisions": ("bank_vs_roll_by_dice_left", "bank_vs_roll_by_points"),
     "players": ("player_summary", "player_findings"),
     "dice": ("dice_fairness",),
-    # judged against the exact single-turn policy (pipeline.strategy.judge)
-    "decisions-quality": ("decision_quality", "decision_loss_by_state", "blunders"),
+    # judged against the exact single-turn policy (pipeline.strategy.judge), and the choices
+    # of two-player games by the winning chance they cost (pipeline.solved.judge)
+    "decisions-quality": ("decision_quality", "decision_loss_by_state", "blunders", "race_quality", "race_costliest"),
 }
 # The league figures (pipeline.stats.league): standings by rating, each player's rating after
 # every game, who finishes above whom, and each player's figures per week or month. Opt-in,
@@ -158,6 +164,8 @@ def filter_variables(
         "f_since": _midnight_utc(filters.since) if filters.since else None,
         "f_until": _midnight_utc(filters.until + dt.timedelta(days=1)) if filters.until else None,
         "f_blunder_threshold": float(blunder_threshold),
+        "f_race_mistake_pp": RACE_MISTAKE_PP,
+        "f_race_blunder_pp": RACE_BLUNDER_PP,
     }
 
 

@@ -70,7 +70,16 @@ class Model:
 # Models computed in Python: name -> (the models whose rows it reads, "module:function").
 PYTHON_MODELS: dict[str, Model] = {
     m.name: m
-    for m in (Model("rating_history", "", "python", ("fct_game_results",), "pipeline.stats.ratings:rating_history"),)
+    for m in (
+        Model("rating_history", "", "python", ("fct_game_results",), "pipeline.stats.ratings:rating_history"),
+        Model(
+            "int_race_choices",
+            "",
+            "python",
+            ("int_race_judge_input", "int_race_rulesets"),
+            "pipeline.solved.judge:race_choices",
+        ),
+    )
 }
 
 

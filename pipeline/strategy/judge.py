@@ -282,6 +282,13 @@ def coach_game(items: Iterable, game_id: str, default_rules: Ruleset | None = No
     """Replay one game from log items (Event / BadLine; other games are skipped) and judge
     every choice in it: (its GameResult or None if the game is not in the items, the
     policy or None if its ruleset cannot be solved, the judged choices in seq order)."""
+    result, policy, judged, _ = coach_game_turns(items, game_id, default_rules)
+    return result, policy, judged
+
+
+def coach_game_turns(items: Iterable, game_id: str, default_rules: Ruleset | None = None):
+    """`coach_game` and the game's replayed turns (TurnRecord), which the winning-chance
+    yardstick needs for the banked totals at each turn's start."""
     from pipeline.replay import Replayer
 
     replayer = Replayer(default_rules, records=True)
@@ -292,18 +299,20 @@ def coach_game(items: Iterable, game_id: str, default_rules: Ruleset | None = No
     out = replayer.drain()
     result = next((g for g in out.games if g.game_id == game_id), None)
     if result is None:
-        return None, None, []
+        return None, None, [], []
+    turns = [t for t in out.turns if t.game_id == game_id]
     try:
         policy = solve(result.ruleset)
     except ValueError:
         policy = None
     rolls = [r for r in out.rolls if r.game_id == game_id]
     decisions = [d for d in out.decisions if d.game_id == game_id]
-    return result, policy, judge_game(policy, rolls, decisions)
+    return result, policy, judge_game(policy, rolls, decisions), turns
 
 
 __all__ = [
     "coach_game",
+    "coach_game_turns",
     "DEFAULT_BLUNDER_THRESHOLD",
     "MODEL_NOTE",
     "OPTIMAL_TOL",

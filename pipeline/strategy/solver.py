@@ -86,7 +86,7 @@ SOLVER_STATE_BUDGET = 30_000
 BANK, ROLL = "bank", "roll"
 
 
-def _multisets(n: int) -> Iterable[tuple[int, ...]]:
+def multisets(n: int) -> Iterable[tuple[int, ...]]:
     def rec(face: int, left: int, acc: tuple[int, ...]):
         if face == 5:
             yield acc + (left,)
@@ -97,7 +97,7 @@ def _multisets(n: int) -> Iterable[tuple[int, ...]]:
     yield from rec(0, n, ())
 
 
-def _probability(counts: Sequence[int]) -> Fraction:
+def roll_probability(counts: Sequence[int]) -> Fraction:
     n = sum(counts)
     ways = factorial(n)
     for c in counts:
@@ -135,9 +135,9 @@ def moves(rules: Ruleset) -> Moves:
     for n in range(1, 7):
         bust = Fraction(0)
         out: list[Roll] = []
-        for counts in _multisets(n):
+        for counts in multisets(n):
             key = counts_key(counts)
-            p = _probability(counts)
+            p = roll_probability(counts)
             if table.farkle[key]:
                 bust += p
                 continue
@@ -227,7 +227,7 @@ def check_budget(rules: Ruleset, cap: int | None = None) -> None:
     if needed > SOLVER_STATE_BUDGET:
         g = moves(rules).granularity
         message = (
-            f"ruleset {_describe(rules)} is not solved: it needs {needed:,} solver states (grid {g}, "
+            f"ruleset {describe(rules)} is not solved: it needs {needed:,} solver states (grid {g}, "
             f"cap {default_cap(rules) if cap is None else cap:,}), over the budget of {SOLVER_STATE_BUDGET:,}"
         )
         collected = _refusals.get()
@@ -236,7 +236,7 @@ def check_budget(rules: Ruleset, cap: int | None = None) -> None:
         raise SolverBudgetError(message)
 
 
-def _describe(rules: Ruleset) -> str:
+def describe(rules: Ruleset) -> str:
     """A built-in's name, else the knobs that differ from its base, as compact JSON."""
     from pipeline.rules import BUILTIN_RULESETS
 

@@ -32,6 +32,8 @@ VARIABLES = {
     "f_since": dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc),
     "f_until": None,
     "f_blunder_threshold": 150.0,
+    "f_race_mistake_pp": 1.0,
+    "f_race_blunder_pp": 4.0,
 }
 
 

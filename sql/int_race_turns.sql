@@ -1,0 +1,60 @@
+-- Intermediate: each turn of the two-player games in scope with both corrected banked totals
+-- at its start, for the winning-chance yardstick (pipeline.strategy.race: a two-player model).
+--   mover_total  the mover's corrected total before the turn (after their previous turn, 0
+--                before their first)
+--   other_total  the other player's corrected total after their last turn that ended before
+--                this one started (0 before it); at or past the target: the mover's final turn
+-- Games with any other number of players are not here: they keep the single-turn yardstick.
+with games as (
+    select game_id, game_no, ruleset_id, ruleset from int_games_in_scope
+),
+
+two_player as (
+    select game_id from stg_game_players group by game_id having count(*) = 2
+),
+
+-- each seat of those games and the other seat's player
+opponents as (
+    select a.game_id, a.player, b.player as other
+    from stg_game_players as a
+    inner join stg_game_players as b on a.game_id = b.game_id and a.player <> b.player
+    where a.game_id in (select game_id from two_player)
+),
+
+turns as (
+    select
+        games.game_no,
+        turns.player,
+        opponents.other,
+        turns.turn,
+        turns.start_seq,
+        turns.end_seq,
+        turns.corrected_total,
+        coalesce(
+            lag(turns.corrected_total) over (partition by turns.game_id, turns.player order by turns.turn),
+            0
+        ) as mover_total
+    from stg_turns as turns
+    inner join games on turns.game_id = games.game_id
+    inner join opponents on turns.game_id = opponents.game_id and turns.player = opponents.player
+),
+
+ended as (
+    select game_no, player, end_seq, corrected_total from turns where end_seq is not null
+),
+
+final as (
+    select
+        turns.game_no,
+        turns.player,
+        turns.turn,
+        turns.mover_total,
+        coalesce(ended.corrected_total, 0) as other_total
+    from turns
+    asof left join ended
+        on turns.game_no = ended.game_no
+        and turns.other = ended.player
+        and turns.start_seq > ended.end_seq
+)
+
+select * from final

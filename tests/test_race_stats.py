@@ -1,0 +1,148 @@
+"""Two-player choices judged by winning chance: the SQL path (stats decisions-quality, the
+Python model int_race_choices) against the Python one (`audit --coach`), row for row; games
+of three players keep the single-turn yardstick only; and simulated play, where the
+winning-chance bot beats the single-turn bot and two of them give the first player the
+advantage the solver predicts."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import pytest
+
+from pipeline.ingest.run import ingest
+from pipeline.reader import read_events
+from pipeline.reader.inputs import resolve
+from pipeline.rules import Ruleset
+from pipeline.simulate import simulate
+from pipeline.simulate.game import Table, play_game
+from pipeline.stats import RACE_BLUNDER_PP, RACE_MISTAKE_PP, compute, run, session
+from pipeline.solved import tables as race_tables
+from pipeline.solved.judge import accuracy, dice_text
+from pipeline.strategy.judge import coach_game_turns
+from pipeline.strategy.race import Race
+from pipeline.strategy.race_coach import judge_race
+
+SMALL = Ruleset.from_value({"base": "standard", "target": 1000})
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory):
+    root = tmp_path_factory.mktemp("racesim")
+    cache = root / "cache"
+    mp = pytest.MonkeyPatch()
+    mp.setenv("FARKLE_LOGS_CACHE_DIR", str(cache))
+    race_tables.race.cache_clear()
+    two = root / "two.jsonl"
+    three = root / "three.jsonl"
+    bots = ["threshold", "cautious", "greedy", "keep_all", "keep_min", "optimal"]
+    simulate(two, 40, 21, rules=[SMALL], players=(2, 2), bots=bots, inject_rate=0.3)
+    simulate(three, 10, 22, rules=[SMALL], players=(3, 3), bots=bots)
+    ingest([str(two), str(three)], root / "ds")
+    yield (two, three), root / "ds"
+    race_tables.race.cache_clear()
+    mp.undo()
+
+
+def test_sql_and_python_judge_every_choice_the_same(simulated):
+    (two, three), ds = simulated
+    with session(ds, with_odds=False, with_policy=True) as con:
+        rows = run(con, "fct_race_choices").to_pylist()
+        games = dict(con.execute("select game_no, game_id from int_games_in_scope").fetchall())
+    sql = {(games[r["game_no"]], r["seq"], r["kind"]): r for r in rows}
+    assert sql and any(not r["race_judged"] for r in rows)  # injected errors leave some unjudged
+    events = list(read_events(resolve([str(two), str(three)]).sources))
+    solved = Race(race_tables.load(SMALL))
+    python = {}
+    three_player = set()
+    for game_id in sorted({e.game_id for e in events if getattr(e, "type", None) == "game_start"}):
+        result, policy, judged, turns = coach_game_turns(events, game_id)
+        if len(result.players) != 2:
+            three_player.add(game_id)
+            continue
+        for (kind, seq), j in judge_race(solved, judged, turns, result.players).items():
+            python[(game_id, seq, kind)] = j
+    assert not any(key[0] in three_player for key in sql)  # 3 players: the single-turn yardstick only
+    judged_sql = {k: r for k, r in sql.items() if r["race_judged"]}
+    assert judged_sql.keys() == python.keys()
+    for key, j in python.items():
+        r = judged_sql[key]
+        assert r["chance_best"] == pytest.approx(j.chance_best, abs=1e-6), key  # stats: float32 roll tables
+        assert r["chance_made"] == pytest.approx(j.chance_made, abs=1e-6), key
+        assert r["loss_pp"] == pytest.approx(j.loss_pp, abs=1e-4), key
+        assert (r["mover_total"], r["other_total"]) == (j.mover_total, j.other_total)
+        if r["loss_pp"] > 1e-3:  # a clear best (float32 tables can swap near-equal keeps)
+            best = r["best_key"] if r["kind"] == "keep" else ("roll" if r["best_key"] == 1 else "bank")
+            assert (dice_text(best) if r["kind"] == "keep" else best) == j.best
+    assert any(r["loss_pp"] > RACE_BLUNDER_PP for r in judged_sql.values())
+
+
+def test_the_report_figures_add_up(simulated):
+    _, ds = simulated
+    tables = compute(ds, sections=["decisions-quality"])
+    quality = tables["race_quality"].to_pylist()
+    assert {r["yardstick"] for r in quality} == {"winning chance (two players)"}
+    with session(ds, with_odds=False, with_policy=True) as con:
+        rows = [r for r in run(con, "fct_race_choices").to_pylist() if r["race_judged"]]
+        sql_accuracy = con.execute("select race_accuracy(2.5)").fetchone()[0]
+    assert sql_accuracy == pytest.approx(accuracy(2.5), abs=1e-9)
+    for r in quality:
+        mine = [c for c in rows if r["scope"] == "overall" or c["player"] == r["player"]]
+        assert r["judged"] == len(mine)
+        assert r["loss_pp"] == pytest.approx(sum(c["loss_pp"] for c in mine))
+        assert r["accuracy"] == pytest.approx(sum(accuracy(c["loss_pp"]) for c in mine) / len(mine))
+        assert r["blunders"] == sum(c["loss_pp"] > RACE_BLUNDER_PP for c in mine)
+        assert r["mistakes"] == sum(RACE_MISTAKE_PP < c["loss_pp"] <= RACE_BLUNDER_PP for c in mine)
+    costliest = tables["race_costliest"].to_pylist()
+    assert costliest == sorted(costliest, key=lambda r: -r["loss_pp"])
+    assert all(r["loss_pp"] > RACE_MISTAKE_PP for r in costliest)
+    assert all(r["line"] and r["game_id"] and r["seq"] for r in costliest)
+
+
+def _head_to_head(rules: Ruleset, bots: tuple[str, str], games: int, seed: int) -> list[tuple[str, float]]:
+    """(bot of the first player, first player's score: 1 win, 1/2 tie, 0 loss) per game."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(games):
+        order = bots if i % 2 == 0 else bots[::-1]
+        events, _ = play_game(f"g{i}", rng, Table(("ana", "bo"), order), rules, 0)
+        scores = events[-1]["scores"]
+        first = 1.0 if scores["ana"] > scores["bo"] else 0.5 if scores["ana"] == scores["bo"] else 0.0
+        out.append((order[0], first))
+    return out
+
+
+def test_the_winning_chance_bot_beats_the_single_turn_bot(monkeypatch, tmp_path):
+    monkeypatch.setenv("FARKLE_LOGS_CACHE_DIR", str(tmp_path))
+    # a short race without an opening: the single-turn policy rolls on past the target where the
+    # game is won by banking (1,000 games: 57 %, 4.7 standard errors above a half)
+    rules = Ruleset.from_value({"base": "standard", "target": 300, "opening": 0})
+    games = _head_to_head(rules, ("winprob", "optimal"), 800, 5)
+    share = sum(s if bot == "winprob" else 1.0 - s for bot, s in games) / len(games)
+    se = math.sqrt(0.25 / len(games))
+    assert share - 2.6 * se > 0.5, share  # one-sided 99.5 %
+
+
+def test_two_winning_chance_bots_give_the_first_player_the_solved_advantage(monkeypatch, tmp_path):
+    monkeypatch.setenv("FARKLE_LOGS_CACHE_DIR", str(tmp_path))
+    rules = Ruleset.from_value({"base": "standard", "target": 300, "opening": 0})
+    games = _head_to_head(rules, ("winprob", "winprob"), 1500, 6)
+    share = sum(s for _, s in games) / len(games)
+    predicted = race_tables.race(rules).first_player()
+    se = math.sqrt(predicted * (1 - predicted) / len(games))
+    assert abs(share - predicted) < 3.3 * se, (share, predicted)
+
+
+def test_costliest_text_names_the_yardsticks(simulated):
+    from typer.testing import CliRunner
+
+    from pipeline.cli.main import app
+
+    _, ds = simulated
+    result = CliRunner().invoke(app, ["stats", str(ds), "--section", "decisions-quality"])
+    assert result.exit_code == 0, result.output
+    assert "single-turn yardstick" in result.output and "winning-chance yardstick" in result.output
+    out = CliRunner().invoke(app, ["stats", str(ds), "--section", "decisions-quality", "-f", "json"]).stdout
+    assert json.loads(out)["tables"]["race_quality"][0]["yardstick"] == "winning chance (two players)"
