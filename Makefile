@@ -3,8 +3,9 @@
 # `make demo` installs the package alone; `make test` adds the test and spark extras
 # (pytest, mypy, ruff, the fuzzer, pyspark). One stamp per kind of install, so each target
 # works on a fresh clone and neither redoes the other's install. Each install ends with
-# `farkle-logs warm`: numba compiles the fast scanner and replay kernel then, while the
-# user expects to wait, not during their first large ingest or audit.
+# `farkle-logs warm`: numba compiles the fast scanner, the replay kernel and the two-player
+# judge then, while the user expects to wait, not during their first large ingest or audit
+# or the demo's decision-quality step.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

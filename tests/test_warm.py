@@ -58,11 +58,42 @@ def test_ready_announces_a_compile_once(monkeypatch):
 
 
 def test_warm_command(monkeypatch):
+    from pipeline.cli import warm_cmd
+
     calls = []
     monkeypatch.setattr(warm, "warm", lambda jit=True, replay=True: calls.append(jit))
+    monkeypatch.setattr(warm_cmd, "_warm_two_player_judge", lambda: calls.append("judge"))
     result = CliRunner().invoke(app, ["warm"])
-    assert result.exit_code == 0 and calls == [True]
+    assert result.exit_code == 0 and calls == [True, "judge"]
     assert "compiled already" in result.stdout
     monkeypatch.setenv("FARKLE_LOGS_NO_JIT", "1")
     result = CliRunner().invoke(app, ["warm"])
-    assert result.exit_code == 0 and calls == [True] and "nothing to compile" in result.stdout
+    assert result.exit_code == 0 and calls == [True, "judge"] and "nothing to compile" in result.stdout
+
+
+def test_after_warm_judging_two_player_games_compiles_nothing(tmp_path):
+    """The two-player judge (decisions-quality, the report, one turn's chances for --coach
+    and advise) is warmed by running it: judging another dataset then compiles nothing."""
+    from pipeline.rules import Ruleset
+    from pipeline.solved import tables as race_tables
+    from pipeline.stats import compute
+
+    assert CliRunner().invoke(app, ["warm"]).exit_code == 0
+    log = tmp_path / "two.jsonl"
+    simulate(str(log), 3, 9, players=(2, 2))
+    ingest([str(log)], tmp_path / "ds", workers=1)
+    listener = Compiles()
+    with event.install_listener("numba:compile", listener):
+        tables = compute(tmp_path / "ds", sections=["decisions-quality"])
+        race_tables.race(Ruleset.builtin("standard")).turn(500, 1000).roll(0, 6)
+    assert listener.seen == [] and tables["decision_quality"].num_rows
+
+
+def test_a_compile_is_announced_on_stderr_and_the_bar(capsys):
+    from pipeline.cli.common import JUDGE_COMPILE, compiles_announced
+
+    labels = []
+    with compiles_announced(lambda amount=0, **kw: labels.append(kw.get("label"))):
+        numba.njit(lambda x: x - 3)(4)
+        numba.njit(lambda x: x - 4)(5)
+    assert labels == [JUDGE_COMPILE] and capsys.readouterr().err.count("note: compiling the two-player judge") == 1

@@ -17,6 +17,7 @@ from pipeline.cli.common import (
     lean_program,
     max_line_bytes_option,
     note,
+    compiles_announced,
     progress_bar,
     rules_or_exit,
     stderr,
@@ -281,13 +282,14 @@ def race_judgements(result, judged, turns):
     if reason is not None:
         return None, f"{reason}; choices are judged by the single-turn yardstick only"
     table = race_tables.load(result.ruleset)
-    if table is None:
-        with progress_bar("solving the two-player game") as advance:
+    with progress_bar("judging the choices by winning chance") as advance, compiles_announced(advance):
+        if table is None:
+            advance(stage="solving the two-player game")
             state = {"done": 0}
 
             def report(done: int, total: int) -> None:
-                advance(done - state["done"])
+                advance(done - state["done"], total=total)
                 state["done"] = done
 
             table = race_tables.load_or_solve(result.ruleset, report)
-    return judge_race(Race(table), judged, turns, result.players), None
+        return judge_race(Race(table), judged, turns, result.players), None

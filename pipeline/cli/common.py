@@ -171,6 +171,23 @@ def progress_bar(stage: str, total: float | None = None, unit: str = "") -> Iter
         yield Advance(progress, progress.add_task(stage, total=total, unit=unit))
 
 
+JUDGE_COMPILE = "compiling the two-player judge (first run after an install only; farkle-logs warm does it ahead)"
+
+
+@contextmanager
+def compiles_announced(advance: "Advance", what: str = JUDGE_COMPILE) -> Iterator[None]:
+    """Within the block, numba's first compile (the two-player judge's loops, on a first
+    run that was not warmed) is said in a note on stderr and on the bar: a wait with a name."""
+    from pipeline.ingest.warm import first_compile
+
+    def say() -> None:
+        note(what)
+        advance(label=what)
+
+    with first_compile(say):
+        yield
+
+
 def live(advance: "Advance") -> "Advance | None":
     """`advance` where a bar is drawn, else None: a library then skips measuring progress."""
     return advance if advance.live else None
@@ -200,8 +217,9 @@ def time_text(elapsed: float | None, left: float | None, total: float | None) ->
 class Advance:
     """What the library calls to move the bar: `advance(n)` adds n to the stage's count;
     `advance(stage="replaying games", total=2_907_192, unit="events")` starts a new stage
-    (its count from zero, its own estimate); `advance(label="computing blunders")` says what
-    the stage is doing now. Safe to call from several threads (rich locks)."""
+    (its count from zero, its own estimate); `advance(n, total=N)` sets the total once known;
+    `advance(label="computing blunders")` says what the stage is doing now. Safe to call from
+    several threads (rich locks)."""
 
     @property
     def live(self) -> bool:
@@ -226,6 +244,8 @@ class Advance:
         if stage is not None:  # a task of its own: its count, total and estimate start afresh
             self._progress.remove_task(self._task)
             self._task = self._progress.add_task(stage, total=total, unit=unit or "")
+        elif total is not None:  # the stage's total, once it is known
+            self._progress.update(self._task, total=total)
         if label is not None:  # what the stage is doing now, its count kept
             self._progress.update(self._task, description=label)
         if amount:

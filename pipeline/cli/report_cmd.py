@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from pipeline.cli.common import live, note, progress_bar, stdout, usage_error
+from pipeline.cli.common import compiles_announced, live, note, progress_bar, stdout, usage_error
 from pipeline.cli.main import app
 from pipeline.cli.dataset_options import (
     PlayerOption,
@@ -56,7 +56,7 @@ def report(
     filters_match_or_exit(ds, dataclasses.replace(filters, game=game) if game is not None else filters, rules)
     try:
         # rulesets past the solver's budget: their choices are not judged
-        with refusals() as unsolved, progress_bar("opening the dataset") as advance:
+        with refusals() as unsolved, progress_bar("opening the dataset") as advance, compiles_announced(advance):
             path = write_report(ds, out, filters, title=title, game=game, progress=live(advance))
     except OSError as exc:
         usage_error(f"cannot write {out}: {exc.strerror or exc}")

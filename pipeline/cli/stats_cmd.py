@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import enum
 import sys
-from typing import TYPE_CHECKING, List, Optional
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator, List, Optional
 
 import typer
 
-from pipeline.cli.common import did_you_mean, live, note, progress_bar, stdout, usage_error
+from pipeline.cli.common import compiles_announced, did_you_mean, live, note, progress_bar, stdout, usage_error
 from pipeline.cli.main import app
 from pipeline.cli.dataset_options import (
     PlayersOption,
@@ -255,6 +256,10 @@ def stats(
 
     section = _section_items(section or [], SECTIONS, TABLE_NAMES)
     wanted_sections, wanted_tables = _selection(section or list(DEFAULT_SECTIONS), SECTIONS, TABLE_NAMES)
+    from pipeline.stats import POLICY_SECTIONS
+
+    # the sections that judge choices may compile the two-player judge on a first run
+    judging = compiles_announced if set(wanted_sections) & set(POLICY_SECTIONS) else _nothing
     if format is StatsFormat.csv and len(wanted_tables) != 1:
         usage_error("csv holds one table: choose it with --section, one of " + ", ".join(TABLE_NAMES))
     filters = filters_or_exit(player, rules, since, until, game)
@@ -264,7 +269,7 @@ def stats(
     filters_match_or_exit(ds, filters, rules)
     try:
         # rulesets past the solver's budget: their choices are not judged
-        with refusals() as unsolved, progress_bar("opening the dataset") as advance:
+        with refusals() as unsolved, progress_bar("opening the dataset") as advance, judging(advance):
             tables = engines.stats(
                 ds,
                 filters,
@@ -329,6 +334,11 @@ def stats(
                 "103.1668 e^(-0.4354 loss) - 3.1669, clipped to 0-100.",
                 indent="  ",
             )
+
+
+@contextmanager
+def _nothing(advance: object) -> Iterator[None]:
+    yield
 
 
 def _section_items(values: list[str], sections: dict[str, tuple[str, ...]], names: tuple[str, ...]) -> list[str]:

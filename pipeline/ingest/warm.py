@@ -8,17 +8,18 @@ version per argument type, so `warm` runs the very functions ingest and audit ca
 few lines of one game, rather than naming signatures that could drift from theirs.
 
 `farkle-logs warm` (and `make install`/`make demo`) compiles at a moment the user expects
-to wait; a command that needs the compiled code calls `ready` first, which says so when the
-wait is long (the first large input after an install that was not warmed).
+to wait (the two-player judge's compiled loops too); a command that needs the compiled code
+calls `ready` first, which says so when numba compiles (the first large input after an
+install that was not warmed), and the commands that judge two-player games say so through
+`first_compile`.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
-from pipeline.ingest.parse import parse_block
 from pipeline.limits import MAX_LINE_BYTES
-from pipeline.reader.split import Block
 
 # One short game, every event type: what the scan, msgspec and the kernel each take.
 SAMPLE = b"""\
@@ -38,6 +39,8 @@ def warm(jit: bool = True, replay: bool = True) -> None:
     the scan, and unless `replay` is False (every game goes to the reference) the kernel."""
     import pyarrow.compute as pc
 
+    from pipeline.ingest.parse import parse_block
+    from pipeline.reader.split import Block
     from pipeline.replay.fast.arrow import replay_table
     from pipeline.rules import Ruleset
 
@@ -53,28 +56,33 @@ def ready(jit: bool = True, on_compile: Callable[[], None] | None = None, replay
     anything was compiled."""
     if not jit:
         return False
+    with first_compile(on_compile) as seen:
+        warm(jit, replay)
+    return bool(seen)
+
+
+@contextmanager
+def first_compile(callback: Callable[[], None] | None) -> Iterator[list[bool]]:
+    """Within the block, `callback` is called once if numba compiles anything (numba
+    triggers its "numba:compile" event only when its cache had no machine code for a call);
+    the list it yields holds True once that happened. Any compiled code counts: the two-player
+    judge's too, which `stats`, `report` and `audit --coach` run."""
+    seen: list[bool] = []
     try:
         from numba.core import event
     except ImportError:  # pragma: no cover - numba is a dependency; without it nothing compiles
-        warm(jit, replay)
-        return False
+        yield seen
+        return
 
     class FirstCompile(event.Listener):
-        """Calls back on the first compile it sees (numba triggers "numba:compile" only
-        when its cache had no machine code for the call)."""
-
-        seen = False
-
         def on_start(self, _event) -> None:
-            if not self.seen:
-                self.seen = True
-                if on_compile is not None:
-                    on_compile()
+            if not seen:
+                seen.append(True)
+                if callback is not None:
+                    callback()
 
         def on_end(self, _event) -> None:
             pass
 
-    listener = FirstCompile()
-    with event.install_listener("numba:compile", listener):
-        warm(jit, replay)
-    return listener.seen
+    with event.install_listener("numba:compile", FirstCompile()):
+        yield seen
