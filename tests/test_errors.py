@@ -20,9 +20,12 @@ from pipeline.errors import UserError
 from pipeline.ingest.run import InputErrors
 from pipeline.reader.inputs import InputError
 from pipeline.report.data import GameNotFound
+from pipeline.report.league import NoRatedPlayer
 from pipeline.rules import RulesetError
 from pipeline.simulate.game import SimulationError
 from pipeline.stats.explore import QueryError, ReadOnlyError
+from pipeline.strategy.advice import AdviceError
+from pipeline.strategy.race import RaceUnsolved
 from pipeline.strategy.solver import SolverBudgetError
 
 PIPELINE = Path(__file__).resolve().parents[1] / "pipeline"
@@ -38,9 +41,12 @@ FAMILY = (
     SheetError,
     SolverBudgetError,
     GameNotFound,
+    NoRatedPlayer,
     SparkUnavailable,
     ReadOnlyError,
     QueryError,
+    RaceUnsolved,
+    AdviceError,
 )
 
 

@@ -119,11 +119,12 @@ def audit_sources(
     rules = default_rules or Ruleset.builtin("standard")
     progress = progress or _quiet
     total = input_bytes(sources)
+    # stdin (read once) and logs at URLs (read as streams) take the one-pass reference path
     if (
         reference
         or games is not None
         or sheet is not None
-        or any(s.is_stdin for s in sources)
+        or any(s.path is None for s in sources)
         or (fast_min_bytes and total < fast_min_bytes)
     ):
         progress(stage="replaying games", total=total or None, unit="bytes")
@@ -151,7 +152,7 @@ def audit_sources(
             sources, rules, problems.append, progress, max_line_bytes=max_line_bytes, give_up=True, jit=jit
         )
     except audit_fast.MostlyBad:  # a log of mostly bad lines: one reference pass is cheaper than two
-        fresh = [InputSource(s.name, path=s.path) for s in sources]  # no stdin here: files read again
+        fresh = [s.fresh() for s in sources]  # no stdin here: files read again
         progress(stage="replaying games (one pass: most lines are bad)", total=total or None, unit="bytes")
         return audit_stream(
             read_events(fresh, on_problem=on_problem, max_line_bytes=max_line_bytes),

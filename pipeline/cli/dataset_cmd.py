@@ -7,7 +7,7 @@ import json
 
 import typer
 
-from pipeline.cli.common import EXIT_DATA, EXIT_OK, TextOrJson, stdout
+from pipeline.cli.common import EXIT_DATA, EXIT_OK, TextOrJson, stdout, usage_error
 from pipeline.cli.main import app, make_app
 
 dataset_app = make_app(help="Check a dataset directory file by file, or repair one that is damaged.")
@@ -31,12 +31,25 @@ def check(
     fix them). 2: DATASET is not a farkle-logs dataset (missing, foreign, another version)."""
     from pipeline.dataset.verify import check_dataset
 
+    _local_only(dataset, "check")
     report = check_dataset(dataset, full=full)
     if format is TextOrJson.json:
         stdout.print_json(json.dumps(report.to_dict()))
     else:
         stdout.print(_check_text(dataset, report), markup=False)
     raise typer.Exit(EXIT_OK if report.healthy else EXIT_DATA)
+
+
+def _local_only(dataset: str, command: str) -> None:
+    """`check` and `repair` verify and re-point a local directory; a dataset at a URL is read
+    by stats and report, which check its pointer, manifest and listed files as they open it."""
+    from pipeline.storage import is_url
+
+    if is_url(dataset):
+        usage_error(
+            f"{dataset}: `dataset {command}` works on a local dataset; a dataset on an object store is checked "
+            "by `stats` and `report` as they open it (docs/spark.md, \"Object stores\")"
+        )
 
 
 def _check_text(path: str, report) -> str:
@@ -83,6 +96,7 @@ def repair(
     not a farkle-logs dataset, another ingest holds it, or it cannot be written."""
     from pipeline.dataset.repair import repair_dataset
 
+    _local_only(dataset, "repair")
     result = repair_dataset(dataset, full=full)
     if format is TextOrJson.json:
         stdout.print_json(json.dumps(result.to_dict()))

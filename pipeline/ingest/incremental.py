@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from pipeline import storage
 from pipeline.dataset import tables
 from pipeline.dataset import batches
 from pipeline.ingest import route
@@ -81,6 +82,7 @@ class Stored:
             import duckdb
 
             con = duckdb.connect()
+            storage.register_duckdb(con, events)
             ids = con.sql("select distinct game_id from read_parquet(?)", params=[events]).to_arrow_table()
             games = frozenset(ids.column(0).to_pylist())
             con.close()
@@ -111,6 +113,7 @@ def drop_stored_lines(
     lo = min([block.first_line] + numbers)
     hi = max([block.first_line + block.data.count(b"\n") - 1] + numbers)
     con = _duckdb()
+    storage.register_duckdb(con, stored.events + stored.rejects)
     stored_e = (
         con.sql(
             "select * exclude (ingest_id) from read_parquet(?) where source_file = ? and source_line between ? and ?",
@@ -166,6 +169,7 @@ def lines_past_end(store, name: str, last_line: int) -> list[tuple[str, int, str
     con = _duckdb()
     events = [duckdb_path(p) for p in store.table_files("events")]
     rejects = [duckdb_path(p) for p in store.table_files("rejects")]
+    storage.register_duckdb(con, events + rejects)
     if events:
         rows = con.execute(
             "select source_line, game_id from read_parquet(?) where source_file = ? and source_line > ?",
@@ -198,6 +202,7 @@ def spill_stored_games(
         route.write_buckets(_with_ordinal(tables.EVENTS.empty_table()), [0] * buckets, path)
         return
     con = _duckdb()
+    storage.register_duckdb(con, files)
     con.register("touched", pa.table({"game_id": sorted(touched)}))
     gone = sorted({f"{file}\n{line}" for file, line, _ in superseded})
     con.register("gone", pa.table({"k": pa.array(gone, pa.string())}))
@@ -267,16 +272,20 @@ def supersede(
             drop = _drop_mask(path, table, games, lines, parse_codes)
             if drop is None:
                 continue
-            data = pq.read_table(path, schema=tables.TABLES[table])
+            data = storage.read_parquet(path, schema=tables.TABLES[table])
             if table in lost:  # rows of these tables go only because their line was superseded
                 per_file, column = lost[table]
                 for item in pc.value_counts(data.column(column).filter(drop)).to_pylist():
                     per_file[item["values"]] = per_file.get(item["values"], 0) + item["counts"]
             kept = data.filter(pc.invert(drop))
-            removed.setdefault(table, set()).add(path.name)
+            removed.setdefault(table, set()).add(storage.basename(path))
             if kept.num_rows:
-                out = staging / table / f"part-{ingest_id}-rw{len(new_files.get(table, [])):04d}.parquet"
-                pq.write_table(kept, out, **writer_options(kept.schema))
+                out = storage.child(staging, table, f"part-{ingest_id}-rw{len(new_files.get(table, [])):04d}.parquet")
+                if isinstance(out, str):  # a dataset at a URL
+                    with storage.open_binary(out, "wb") as fh:
+                        pq.write_table(kept, fh, **writer_options(kept.schema))
+                else:
+                    pq.write_table(kept, out, **writer_options(kept.schema))
                 new_files.setdefault(table, []).append(out)
     return result
 
@@ -291,7 +300,7 @@ def _drop_mask(path: Path, table: str, games: pa.Array, lines: pa.Array, parse_c
         cols = ["game_id", "file", "line", "code"]
     else:
         cols = ["game_id"]
-    data = pq.read_table(path, columns=cols)
+    data = storage.read_parquet(path, columns=cols)
     false = pa.array([False] * data.num_rows, pa.bool_())
     drop = false
     if table in DERIVED and len(games):

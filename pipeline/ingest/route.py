@@ -43,6 +43,15 @@ def buckets_of(game_ids: pa.Array, buckets: int) -> pa.Array:
 def spill(events: pa.Table, file_ordinal: int, buckets: int, path: Path) -> pa.Table:
     """Write `events` (one block, EVENTS columns) to `path` grouped by bucket, each bucket in
     line order, with the ordering column added; returns the rows in that order (without it)."""
+    events, ordered, sizes = by_bucket(events, file_ordinal, buckets)
+    write_buckets(ordered, sizes, path)
+    return events
+
+
+def by_bucket(events: pa.Table, file_ordinal: int, buckets: int) -> tuple[pa.Table, pa.Table, list[int]]:
+    """`events` (one block) sorted by bucket, then line: the rows without and with the
+    ordering column, and the number of rows of each bucket (slice b of the sorted rows is
+    bucket b). What `spill` writes, and what the Spark engine's parse tasks send on."""
     if events.num_rows:
         keys = pa.table(
             {"b": buckets_of(events.column("game_id").combine_chunks(), buckets), "l": events.column("source_line")}
@@ -54,8 +63,7 @@ def spill(events: pa.Table, file_ordinal: int, buckets: int, path: Path) -> pa.T
     else:
         sizes = {}
     ordered = events.append_column(ORDER_COLUMN, pa.array(np.full(events.num_rows, file_ordinal, np.int32)))
-    write_buckets(ordered, [sizes.get(b, 0) for b in range(buckets)], path)
-    return events
+    return events, ordered, [sizes.get(b, 0) for b in range(buckets)]
 
 
 def write_buckets(ordered: pa.Table, sizes: list[int], path: Path) -> None:

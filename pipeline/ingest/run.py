@@ -34,7 +34,9 @@ from typing import Any, BinaryIO, Callable, Sequence
 from pipeline.ingest import incremental
 from pipeline.ingest.route import bucket_count
 from pipeline.reader.split import BLOCK_BYTES, MAX_LINE_BYTES, split_source
+from pipeline import storage
 from pipeline.dataset.store import Store, crash_point
+from pipeline.storage import open_binary
 from pipeline.ingest.workers import Config, Pool
 from pipeline.reader.inputs import InputSource, resolve
 from pipeline.rules import Ruleset
@@ -149,10 +151,20 @@ def new_ingest_id() -> str:
 
 def file_sha256(path: str | Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_binary(path) as fh:
         while chunk := fh.read(1 << 20):
             h.update(chunk)
     return h.hexdigest()
+
+
+def open_store(out: Path | str):
+    """The dataset to write: a local directory (`Store`: rename, hard links, flock) or a URL
+    (`RemoteStore`: conditional creates and a lock object with a lease)."""
+    if storage.is_url(out):
+        from pipeline.dataset.remote import RemoteStore
+
+        return RemoteStore.open(str(out))
+    return Store.open(Path(out))
 
 
 class InputErrors(UserError):
@@ -164,6 +176,11 @@ class InputErrors(UserError):
 
 
 def _size(source: InputSource) -> int | None:
+    if source.url is not None:
+        try:
+            return storage.size(source.url)
+        except OSError:
+            return None
     if source.path is None:
         return None
     try:
@@ -221,7 +238,7 @@ def ingest(
         raise resolution.problems[0] if len(resolution.problems) == 1 else InputErrors(resolution.problems)
     for message in resolution.notices:
         notice(message)
-    store = Store.open(Path(out))
+    store = open_store(out)
     pool: Pool | None = None
     try:
         ingest_id = new_ingest_id()
@@ -248,6 +265,7 @@ def ingest(
             reference=reference or small,
             jit=jit,
             bulk_scan=not small,
+            spill=getattr(store, "local_spill", None),  # a dataset at a URL spills on this machine
         )
         config.spill_dir.mkdir(parents=True, exist_ok=True)
         if engine is None:
@@ -404,9 +422,9 @@ def _plan(
     plan = []
     for source, size in zip(inputs, sizes):
         counts = SourceCounts(path=source.name, size=size)
-        if source.path is not None and size is not None and (size in known_sizes or size_count[size] > 1):
+        if source.location is not None and size is not None and (size in known_sizes or size_count[size] > 1):
             try:
-                counts.sha256 = file_sha256(source.path)
+                counts.sha256 = file_sha256(source.location)
             except OSError:
                 counts.sha256 = None  # the reader reports it as a FileProblem
             if counts.sha256 is not None and (size, counts.sha256) in known:

@@ -234,6 +234,12 @@ def compiled(name: str, jit: bool = True):
     return f
 
 
+def compiled_functions() -> list[object]:
+    """The compiled functions made so far in this process (numba dispatchers: their
+    `stats` say whether each came from the on-disk cache or was compiled here)."""
+    return list(_COMPILED.values())
+
+
 def _compile(name: str):
     plain = globals()[name]
     try:

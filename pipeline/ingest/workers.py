@@ -45,7 +45,7 @@ class Config:
     """What every worker of one ingest needs to know; sent once to each process."""
 
     ingest_id: str
-    staging: Path
+    staging: Path  # or a URL (str): the next snapshot's prefix of a dataset on an object store
     default_rules: Ruleset
     buckets: int
     max_line: int
@@ -54,10 +54,11 @@ class Config:
     reference: bool = False  # every game by the reference engine (pipeline.engines.Routing)
     jit: bool = True  # numba-compiled scan and kernel (False: plain Python, the same rows)
     bulk_scan: bool = True  # the compiled scan first (False: msgspec's decoder for every line, the same rows)
+    spill: Path | None = None  # where blocks spill when staging is not on this machine (a URL)
 
     @property
     def spill_dir(self) -> Path:
-        return self.staging / "spill"
+        return self.spill if self.spill is not None else Path(self.staging) / "spill"
 
 
 @dataclass
@@ -70,6 +71,10 @@ class BlockResult:
     rejects: int = 0
     touched: set[str] = field(default_factory=set)  # stored games that get events here
     superseded: list[tuple[str, int, str | None]] = field(default_factory=list)  # (file, line, game_id)
+    bulk_rows: int = 0  # events the compiled scan decoded (the rest went through msgspec or the reference)
+    # spill_path None (the Spark engine's tasks): the block's events with the ordering
+    # column, grouped by bucket, and the rows of each bucket, instead of a spill file
+    routed: tuple[pa.Table, list[int]] | None = None
 
 
 @dataclass
@@ -87,21 +92,26 @@ class Worker:
         self.sinks = Sinks(config.staging, f"{config.ingest_id}-w{number}")
         self.spills = route.SpillFiles()
 
-    def parse(self, block: Block, file_ordinal: int, spill_path: Path) -> BlockResult:
-        """Parse a block, route its events to the spill file, write events and rejects."""
+    def parse(self, block: Block, file_ordinal: int, spill_path: Path | None) -> BlockResult:
+        """Parse a block, route its events to the spill file (or, without one, to the
+        result's `routed`), write events and rejects."""
         c = self.config
         if self.number:
             crash_point("worker_parse")  # tests: a spawned worker dies
         block = block.attached()
         parsed = parse_block(block, c.ingest_id, c.max_line, jit=c.jit, bulk_scan=c.bulk_scan)
-        result = BlockResult(block.source, lines=parsed.lines, blank=parsed.blank)
+        result = BlockResult(block.source, lines=parsed.lines, blank=parsed.blank, bulk_rows=parsed.bulk_rows)
         events, bad = parsed.events, parsed.bad
         if block.name in c.reread:
             events, bad, result.duplicates, result.superseded = drop_stored_lines(
                 c.reread[block.name], block, events, bad
             )
-        ordered = route.spill(events, file_ordinal, c.buckets, spill_path)
-        self.sinks.write("events", ordered)
+        if spill_path is None:
+            events, routed, sizes = route.by_bucket(events, file_ordinal, c.buckets)
+            result.routed = (routed, sizes)
+        else:
+            events = route.spill(events, file_ordinal, c.buckets, spill_path)
+        self.sinks.write("events", events)
         if bad:
             self.sinks.write("rejects", batches.rejects_table(bad, c.ingest_id))
             self.sinks.write("findings", bad_line_findings(bad))
@@ -113,7 +123,10 @@ class Worker:
 
     def replay(self, bucket: int, spill_paths: list[Path]) -> BucketResult:
         """Replay the whole games of one bucket and write their derived tables."""
-        events = self.spills.gather(spill_paths, bucket)
+        return self.replay_events(self.spills.gather(spill_paths, bucket))
+
+    def replay_events(self, events: pa.Table) -> BucketResult:
+        """Replay whole games (`events` with the ordering column) and write their derived tables."""
         replayed = events.num_rows
         out = replay_partition(events, self.config.default_rules, reference=self.config.reference, jit=self.config.jit)
         del events  # frees the bucket's batches

@@ -30,6 +30,7 @@ from pipeline.model import BadLine, FileProblem
 from pipeline.limits import MAX_LINE_BYTES  # the default line-length cap (bytes, newline excluded)
 from pipeline.reader.lines import Broken, data_chunks, drain
 from pipeline.reader.sniff import GZIP_MAGIC, UTF8_BOM, starts_with
+from pipeline.storage import open_binary
 
 BLOCK_BYTES = 8 << 20  # a parse task's share of input; bigger blocks hold more memory per worker
 RAW_LIMIT = 64 * 1024  # rejects.raw keeps at most this many characters of a line
@@ -275,7 +276,7 @@ def line_start(path: str | os.PathLike, offset: int, limit: int) -> int | None:
 def range_data(path: str | os.PathLike, start: int, end: int) -> bytes:
     """The whole lines that start in [start, end) of a plain file, each ending in b"\\n"
     (the last one completed past `end`; a BOM at the file's start dropped)."""
-    with open(path, "rb") as fh:
+    with open_binary(path) as fh:
         if start > 0:
             fh.seek(start - 1)
             data = fh.read(end - start + 1)
@@ -284,10 +285,10 @@ def range_data(path: str | os.PathLike, start: int, end: int) -> bytes:
             if not data:  # no line starts in this range
                 return b""
         else:
-            data = fh.read(end)
-            if data == UTF8_BOM and fh.seek(0, 2) == len(UTF8_BOM):
+            if fh.read(len(UTF8_BOM) + 1) == UTF8_BOM:
                 return b""  # a file of only a BOM holds no line (iter_lines counts none)
-            fh.seek(len(data))
+            fh.seek(0)
+            data = fh.read(end)
         if not data.endswith(b"\n"):  # the range's last line runs on past `end`
             rest = []
             while True:
@@ -312,7 +313,7 @@ def lines_starting_in(path: str | os.PathLike, start: int, end: int) -> int:
     file's last byte, so these are the newlines at [start - 1, end - 1), plus 1 at 0."""
     a, b = max(start - 1, 0), end - 1
     n = 1 if start == 0 else 0
-    with open(path, "rb") as fh:
+    with open_binary(path) as fh:
         if start == 0 and fh.read(len(UTF8_BOM) + 1) == UTF8_BOM:
             return 0  # a file of only a BOM holds no line
         fh.seek(a)
@@ -324,3 +325,22 @@ def lines_starting_in(path: str | os.PathLike, start: int, end: int) -> int:
             n += chunk.count(b"\n")
             left -= len(chunk)
     return n
+
+
+def hash_and_count_ranges(path: str | os.PathLike, size: int, range_bytes: int) -> tuple[str, list[int]]:
+    """The sha256 of a plain file's first `size` bytes and, for each range of `range_bytes`
+    from its start, the lines starting in it (`lines_starting_in` of every range), in one
+    sequential read: the driver hashes a split file anyway, and counting its newlines on the
+    way costs no second pass (nor a Spark job of its own)."""
+    hasher = hashlib.sha256()
+    counts: list[int] = []
+    last = b""  # the byte before the range: a newline there starts a line at the range's start
+    with open_binary(path) as fh:
+        for start in range(0, size, range_bytes):
+            data = fh.read(min(range_bytes, size - start))
+            hasher.update(data)
+            counts.append(data.count(b"\n", 0, max(len(data) - 1, 0)) + (1 if start == 0 else int(last == b"\n")))
+            last = data[-1:]
+    if size == len(UTF8_BOM) and counts and last and lines_starting_in(path, 0, size) == 0:
+        counts[0] = 0  # a file of only a BOM holds no line
+    return hasher.hexdigest(), counts

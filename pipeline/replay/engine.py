@@ -64,7 +64,7 @@ _FACES = (1, 2, 3, 4, 5, 6)
 
 
 def _counts(dice) -> tuple[int, int, int, int, int, int]:
-    return tuple(map(dice.count, _FACES))  # type: ignore[return-value]
+    return tuple(map(dice.count, _FACES))
 
 
 def _corrected(table, key: int) -> int:
@@ -392,6 +392,7 @@ class Replayer:
                 owner = named
             if lost is not None:
                 v.flag(Code.MISSING_TURN_END, _lost_end_message(ev, lost), player=lost.player)
+            assert owner is not None  # the reader requires a player on every turn event
             t = self._open_turn(g, owner, ev)
         elif named != t.player:
             if named not in g.claimed_total:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipeline.model import DecisionRecord, RollRecord
 from pipeline.replay.melds import KeptDice
 from pipeline.rules import Ruleset
 from pipeline.rules.play import NOBODY
@@ -49,13 +50,13 @@ class TurnState:
     last_roll_scored: bool = True
     kept_from_roll: int = 0  # dice kept from the latest roll, as logged
     really_kept: tuple[int, ...] = ()  # dice of the latest roll already kept (really in it)
-    roll_pending: object = None  # RollRecord of the latest roll, emitted when its keep is known
+    roll_pending: RollRecord | None = None  # the latest roll, emitted when its keep is known
     awaiting_after_bust: bool = False  # the latest roll scored nothing: next event decides
     went_past_bust: bool = False  # the turn went on after a roll that scored nothing
     keeps: list[KeptDice] = field(default_factory=list)
     claimed_sum: int = 0
     corrected_sum: int = 0
-    decision_pending: object = None  # DecisionRecord after a keep, waiting for bank or roll
+    decision_pending: DecisionRecord | None = None  # after a keep, waiting for bank or roll
     trace: list[TraceStep] = field(default_factory=list)
     flagged: bool = False  # a finding fell inside this turn: keep its trace
 

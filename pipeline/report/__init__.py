@@ -21,7 +21,7 @@ from pipeline.dataset.layout import Dataset
 from pipeline.report.bundle import javascript_bundle
 from pipeline.report.data import GameNotFound, ReportData, gather
 from pipeline.report.page import SECTIONS, render
-from pipeline.stats import Filters
+from pipeline.stats import Filters, League
 
 __all__ = ["GameNotFound", "ReportData", "SECTIONS", "build_report", "default_title", "gather", "write_report"]
 
@@ -39,11 +39,13 @@ def build_report(
     title: str | None = None,
     game: str | None = None,
     generated: dt.datetime | None = None,
+    league: League = League(),
     progress: Callable[..., None] | None = None,
 ) -> str:
-    """The report page as a string (raises DatasetError, GameNotFound); `progress` is told
-    the stages (pipeline.stats.runner.Steps for the tables)."""
-    data = gather(dataset, filters, dispute_game=game, progress=progress)
+    """The report page as a string (raises DatasetError, GameNotFound, NoRatedPlayer).
+    `league`: the standings' --min-games and the trends' period; `progress` is told the
+    stages (pipeline.stats.runner.Steps for the tables)."""
+    data = gather(dataset, filters, dispute_game=game, league=league, progress=progress)
     if progress is not None:
         progress(stage="drawing the charts")
     return render(data, title or default_title(data), javascript_bundle(), generated)
@@ -56,10 +58,11 @@ def write_report(
     *,
     title: str | None = None,
     game: str | None = None,
+    league: League = League(),
     progress: Callable[..., None] | None = None,
 ) -> Path:
     """Write the page to `out` (replaced whole: a reader never sees half a page)."""
-    page = build_report(dataset, filters, title=title, game=game, progress=progress)
+    page = build_report(dataset, filters, title=title, game=game, league=league, progress=progress)
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(

@@ -22,8 +22,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.dataset.layout import Dataset, open_dataset
-from pipeline.stats import TABLE_NAMES, Filters, run, session
-from pipeline.stats.runner import Model, load_models, set_variables, steps
+from pipeline.report.league import LeagueData, gather_league
+from pipeline.stats import TABLE_NAMES, Filters, League, run, session
+from pipeline.stats.runner import PYTHON_MODELS, Model, load_models, set_variables, steps
 from pipeline.errors import UserError
 
 REPORT_SQL_DIR = Path(str(files("pipeline.report"))) / "sql"
@@ -79,6 +80,7 @@ class ReportData:
     games: dict[str, pa.Table] = field(default_factory=dict)  # GAME_TABLES for detailed games
     detailed_games: list[str] = field(default_factory=list)  # ids, in page order
     dispute_game: str | None = None  # --game: the game whose full timeline leads the page
+    league: LeagueData | None = None  # standings, ratings, head to head, player panels (not with --game)
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -92,7 +94,7 @@ def report_models() -> dict[str, Model]:
     clash = sorted(base.keys() & mine.keys())
     if clash:
         raise RuntimeError(f"report SQL model(s) {', '.join(clash)} also exist in sql/: rename one")
-    names = base.keys() | mine.keys()
+    names = base.keys() | mine.keys() | PYTHON_MODELS.keys()
     models = dict(base)
     for name, model in mine.items():
         words = set(_WORD.findall(re.sub(r"--[^\n]*", "", model.sql)))
@@ -107,14 +109,16 @@ def gather(
     *,
     dispute_game: str | None = None,
     top_games: int = TOP_GAMES,
+    league: League = League(),
     progress: Callable[..., None] | None = None,
 ) -> ReportData:
     """Run every model the page needs over one DuckDB session.
 
     dispute_game: a game id whose full turn-by-turn timeline leads the page; the statistics
     then cover that game only (filters.game is set to it). Raises GameNotFound if the dataset
-    has no such game, DatasetError if `dataset` is not a dataset. `progress` is told the
-    tables as they are computed (pipeline.stats.runner.Steps).
+    has no such game, DatasetError if `dataset` is not a dataset. `league`: the standings'
+    --min-games and the trends' period (NoRatedPlayer when --min-games leaves nobody).
+    `progress` is told the tables as they are computed (pipeline.stats.runner.Steps).
     """
     ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
     if dispute_game is not None:
@@ -122,7 +126,7 @@ def gather(
     models = report_models()
     if progress is not None:
         progress(stage="opening the dataset and solving its rulesets")
-    with session(ds, filters, with_policy=True) as con:  # decision quality reads the policy
+    with session(ds, filters, with_policy=True, league=league) as con:  # decision quality reads the policy
         set_variables(con, {"r_top_games": top_games, "r_games": []})
         if dispute_game is not None:
             found = con.execute("select count(*) from src_games where game_id = ?", [dispute_game]).fetchone()
@@ -132,6 +136,7 @@ def gather(
         stat_names = [name for name in TABLE_NAMES if judged or name not in QUALITY_TABLES]
         race = (RACE_REPORT_TABLES, RACE_GAME_TABLES) if judged else ((), ())
         count = len(stat_names) + len(REPORT_TABLES) + len(GAME_TABLES) + len(race[0]) + len(race[1])
+        count += dispute_game is None  # the league figures, one step
         with steps(con, progress, count, "computing the tables") as step:
 
             def table(name: str) -> pa.Table:
@@ -144,6 +149,12 @@ def gather(
             detailed += [g for g in report["disputed_games"].column("game_id").to_pylist() if g not in detailed]
             set_variables(con, {"r_games": detailed})
             games = {name: table(f"rpt_report_{name}") for name in (*GAME_TABLES, *race[1])}
+            league_data = None
+            if dispute_game is None:  # a dispute page is about one game: no league
+                with step("computing the league figures"):
+                    league_data = gather_league(
+                        con, models, filters, league, stats.get("blunders"), f"dataset {ds.path}", judged
+                    )
     summary = stats["player_summary"]
     per_player = summary.filter(pc.equal(summary["scope"], "player"))
     ranked = per_player.sort_by([("turns", "descending"), ("player", "ascending")])
@@ -157,6 +168,7 @@ def gather(
         games=games,
         detailed_games=detailed,
         dispute_game=dispute_game,
+        league=league_data,
     )
 
 

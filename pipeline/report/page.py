@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 
 from pipeline.report import charts
 from pipeline.report.data import LEADERBOARD_ROWS, ReportData, game_rows
+from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
 
 CSP = (
     "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
@@ -42,6 +43,10 @@ EMBED_OPTIONS = {
 SECTIONS: dict[str, str] = {
     "overview": "Overview",
     "dispute": "Dispute view",
+    # the league (pipeline.report.league_page.LEAGUE_SECTIONS)
+    "standings": "Standings",
+    "rating": "Rating over time",
+    "head_to_head": "Head to head",
     "bust": "Bust rate by dice left",
     "turns": "Turn value",
     "decisions": "Bank or roll",
@@ -49,6 +54,7 @@ SECTIONS: dict[str, str] = {
     "players": "Players",
     "findings": "Audit findings",
     "dice": "Dice fairness",
+    "each_player": "Player by player",
 }
 
 # Chart id -> the sentence under it saying how to read it.
@@ -161,8 +167,8 @@ def describe_filters(data: ReportData) -> str:
     parts = []
     if f.game:
         parts.append(f"game {f.game}")
-    if f.player:
-        parts.append(f"player {f.player}")
+    if f.players:
+        parts.append(f"{'player' if len(f.players) == 1 else 'players'} {', '.join(f.players)}")
     if f.rules is not None:
         parts.append(f"rules {f.rules.name}")
     if f.since:
@@ -699,6 +705,10 @@ def figures(data: ReportData) -> dict[str, list[Figure | str]]:
             )
         ],
     }
+    if data.league is not None:
+        from pipeline.report import league_page  # it imports this module's helpers
+
+        out.update(league_page.figures(data.league))
     return out
 
 
@@ -725,6 +735,7 @@ def section_bodies(data: ReportData, figs: dict[str, list[Figure | str]]) -> dic
         }
     return {
         "overview": overview(data),
+        **league_bodies(data, figs),
         "bust": charts_of("bust") + picker_note(data),
         "turns": charts_of("turns"),
         "decisions": charts_of("decisions"),
@@ -742,6 +753,31 @@ def section_bodies(data: ReportData, figs: dict[str, list[Figure | str]]) -> dic
         "players": leaderboard(data),
         "findings": charts_of("findings") + disputed_games(data) + detailed_games_html(data),
         "dice": charts_of("dice") + fairness_table(data),
+    }
+
+
+def league_bodies(data: ReportData, figs: dict[str, list[Figure | str]]) -> dict[str, str]:
+    """The league sections (pipeline.report.league_page), when the page has a league."""
+    if data.league is None:
+        return {}
+    from pipeline.report import league_page  # it imports this module's helpers
+
+    table = data.stats.get("decision_quality")
+    threshold = (
+        table.column("blunder_threshold")[0].as_py()
+        if table is not None and table.num_rows
+        else DEFAULT_BLUNDER_THRESHOLD
+    )
+
+    def game_link(game_id: str) -> str | None:
+        return game_anchor(data, game_id) if game_id in data.detailed_games else None
+
+    league = data.league
+    return {
+        "standings": league_page.standings(league),
+        "rating": league_page.rating_section(league, figs.get("rating", [])),
+        "head_to_head": league_page.head_to_head_section(league, figs.get("head_to_head", [])),
+        "each_player": league_page.player_panels(league, threshold, game_link),
     }
 
 
@@ -825,6 +861,8 @@ details.game { border: 1px solid var(--line); border-radius: 6px; margin: 8px 0;
 details.game summary { cursor: pointer; }
 details.game:target { outline: 2px solid var(--accent); }
 .lead { font-size: 17px; }
+tr.few th, tr.few td { color: var(--muted); }
+article.player { border-top: 1px solid var(--line); margin-top: 28px; }
 .empty { color: #c0392b; font-weight: 600; }
 #csp-violations:empty { display: none; }
 #csp-violations { color: #c0392b; }

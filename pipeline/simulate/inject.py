@@ -152,12 +152,14 @@ def recompute(ev: list, ctx: Ctx) -> None:
         if t == "roll" and owner is None:
             owner = seat[e["player"]]
         elif t == "bank":
+            assert owner is not None  # set by the turn's first roll
             if (id(e), "total") not in frozen:
                 e["total"] = totals[owner] + e["points"]
             totals[owner] = e["total"]
             streak[owner] = streak_after_bank(streak[owner])
             owner = None
         elif t == "farkle":
+            assert owner is not None
             if penalty or "total" in e:
                 if (id(e), "total") not in frozen:
                     e["total"] = totals[owner] - farkle_cost(streak[owner], penalty, after)

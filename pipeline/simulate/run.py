@@ -33,8 +33,8 @@ class ManifestWriter:
     """Ground truth of injected errors: JSONL, or CSV when the name ends in .csv."""
 
     def __init__(self, target: str | Path | io.TextIOBase):
-        self._own = not hasattr(target, "write")
-        self._f = open(target, "w", newline="", encoding="utf-8") if self._own else target
+        self._own = isinstance(target, (str, Path))
+        self._f = open(target, "w", newline="", encoding="utf-8") if isinstance(target, (str, Path)) else target
         self._csv = None
         if str(getattr(self._f, "name", target)).endswith(".csv"):
             self._csv = csv.DictWriter(self._f, fieldnames=MANIFEST_FIELDS)

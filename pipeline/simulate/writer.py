@@ -10,7 +10,7 @@ from __future__ import annotations
 import gzip
 import sys
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import msgspec
 
@@ -38,7 +38,7 @@ class LineWriter:
             raw = target
             name = getattr(target, "name", "")
         if isinstance(name, str) and name.endswith(".gz"):
-            raw = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=gzip_level)
+            raw = cast(BinaryIO, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=gzip_level))
             self._close.insert(0, raw)
         self._out = raw
         self._buf: list[bytes] = []

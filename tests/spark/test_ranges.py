@@ -1,17 +1,18 @@
 """Byte ranges of a plain log (pipeline.engines.spark.ingest): however a file is cut, the
-ranges' lines, numbered from the counts of the ranges before, are the splitter's lines.
+ranges' lines, numbered from the counts the driver takes while hashing the file, are the
+splitter's lines.
 
-No Spark here: the two task functions are plain functions over Arrow batches and files."""
+No Spark here: the range reader and the counting pass are plain functions over files."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
-from pipeline.engines.spark.ingest import _count_task, _range_block
-from pipeline.reader.split import split_source
+from pipeline.engines.spark.ingest import _range_block
+from pipeline.reader.split import hash_and_count_ranges, lines_starting_in, split_source
 from pipeline.reader.inputs import InputSource
 
 CONTENT = (
@@ -34,20 +35,19 @@ def lines_of(blocks) -> list[tuple[int, bytes]]:
     return out
 
 
-@pytest.mark.parametrize("content", [CONTENT, CONTENT + b"\n", b"\n\n\n", b"one"])
+@pytest.mark.parametrize("content", [CONTENT, CONTENT + b"\n", b"\n\n\n", b"one", b"\xef\xbb\xbf", b"\n"])
 @pytest.mark.parametrize("size", [1, 2, 3, 7, 11, 64, 1000])
 def test_ranges_give_the_splitters_lines(tmp_path: Path, content: bytes, size: int):
     path = tmp_path / "log.jsonl"
     path.write_bytes(content)
     want = lines_of(split_source(InputSource("log.jsonl", path), 0))
     starts = list(range(0, len(content), size))
-    rows = pa.RecordBatch.from_pylist(
-        [{"source": 0, "path": str(path), "start": s, "end": min(s + size, len(content))} for s in starts]
-    )
-    counts = {r["start"]: r["lines"] for b in _count_task(iter([rows])) for r in b.to_pylist()}
+    sha256, counts = hash_and_count_ranges(path, len(content), size)
+    assert sha256 == hashlib.sha256(content).hexdigest()
+    assert counts == [lines_starting_in(path, s, min(s + size, len(content))) for s in starts]
     blocks, line = [], 1
-    for s in starts:
+    for s, n in zip(starts, counts):
         blocks.append(_range_block(0, "log.jsonl", str(path), s, min(s + size, len(content)), line))
-        line += counts[s]
+        line += n
     assert lines_of(blocks) == want
     assert line - 1 == len(want)

@@ -25,7 +25,7 @@ from pipeline.replay.fast.runner import EventColumns, FastReplay, RowBlocks
 from pipeline.replay.fast.scoring import dice_keys
 from pipeline.rules import Ruleset
 
-TYPE_NAMES = pa.array(sorted(K.TYPE_CODES, key=K.TYPE_CODES.get))
+TYPE_NAMES = pa.array(sorted(K.TYPE_CODES, key=K.TYPE_CODES.__getitem__))
 DERIVED = ("turns", "rolls", "decisions", "games", "game_players", "findings")
 
 
@@ -81,7 +81,8 @@ def replay_table(
     clean = fast.clean()
     st = fast.state
     first_ts, last_ts = _ts_bounds(events, cols.slot, st.n_games)
-    results = [(fast.order(s), fast.result(s, first_ts[s], last_ts[s])) for s in np.flatnonzero(clean)]
+    results = [(fast.order(s), fast.result(s, first_ts[s], last_ts[s])) for s in np.flatnonzero(clean).tolist()]
+    assert rows is not None  # FastReplay(records=True) returns its rows
     out = _fast_tables(events, rows, clean)
     suspect_rows = np.flatnonzero(~clean[cols.slot])
     ref = _reference_tables(events, suspect_rows, default_rules, n, fast, to_events)

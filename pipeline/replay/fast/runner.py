@@ -144,7 +144,7 @@ class FastReplay:
             return
         claimed = self._totals(slot, P_CLAIMED)
         scores = scores or {}
-        players = self.state.players[slot]
+        players = self._seats(slot)
         if any(scores.get(p) != claimed[p] for p in players):
             self._give_up(slot, Code.FINAL_SCORE_MISMATCH.id)
         elif not early and normalise_winner(winner) != set(winners(claimed, players)):
@@ -186,18 +186,25 @@ class FastReplay:
         """Position of the game's first game_start: the reference engine lists results in this order."""
         return int(self.state.gs[slot, G_ORDER])
 
+    def _seats(self, slot: int) -> tuple[str, ...]:
+        """The players of a game that has started (its game_start gave the slot them)."""
+        players = self.state.players[slot]
+        assert players is not None
+        return players
+
     def _totals(self, slot: int, column: int) -> dict[str, int]:
         st = self.state
         poff = int(st.gs[slot, G_POFF])
-        players = st.players[slot]
+        players = self._seats(slot)
         # one slice to a list: far cheaper than a numpy scalar read per seat
         return dict(zip(players, st.ps[poff : poff + len(players), column].tolist()))
 
     def result(self, slot: int, first_ts: Any = None, last_ts: Any = None) -> GameResult:
         """The GameResult of a clean game, built by the reference engine's own code."""
         st = self.state
-        players = st.players[slot]
+        players = self._seats(slot)
         rules = st.rules[slot]
+        assert rules is not None
         g = GameState(
             game_id=st.game_ids[slot],
             players=players,
