@@ -31,6 +31,15 @@ ROOT = Path(__file__).resolve().parent.parent
 FORMATS = ("text", "json", "jsonl", "csv")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def compiled() -> None:
+    """The compiled code made ready first: a compile during a comparison (the first run after
+    an edit of the rules of play) would add its note to the fast path's stderr alone."""
+    from pipeline.ingest import warm
+
+    warm.warm()
+
+
 def run(args: list[str], monkeypatch, reference: bool) -> tuple[int, str, str]:
     # "fast": the compiled path even for these small logs (left alone, they take the reference)
     monkeypatch.setenv("FARKLE_LOGS_REPLAY", "reference" if reference else "fast")

@@ -103,7 +103,7 @@ def test_ingest_shows_reading_then_replaying(log, tmp_path):
 
 def test_stats_and_report_count_their_tables(dataset, tmp_path):
     code, _, shown = on_terminal(["stats", str(dataset), "--section", "decisions-quality", "-f", "json"])
-    assert code == 0 and re.search(r"computing [a-z ]+ .* \d/3 tables \d+%", shown), shown[-2000:]
+    assert code == 0 and re.search(r"computing [a-z ]+ .* \d/\d tables \d+%", shown), shown[-2000:]
     assert "opening the dataset and solving its rulesets" in shown
     code, _, shown = on_terminal(["report", str(dataset), "-o", str(tmp_path / "r.html")])
     assert code == 0 and re.search(r"computing [a-z ]+ .* \d+/\d\d tables \d+%", shown), shown[-2000:]
