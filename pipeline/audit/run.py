@@ -134,54 +134,83 @@ def audit_sources(
     games: set[str] | None = None,
     sheet: tuple[str, str] | None = None,
     trace: bool = True,
-    on_item: Callable[[int], None] | None = None,
+    progress: Callable[..., None] | None = None,
     on_problem: Callable[[FileProblem], None] | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
     reference: bool = False,
     jit: bool = True,
+    fast_min_bytes: int = 0,
+    notice: Callable[[str], None] | None = None,
 ) -> AuditReport:
     """Audit input sources: the same report as `audit_stream(read_events(sources))`
     (lines over `max_line_bytes` are bad_json rejects either way).
 
     Plain audits take the two-pass fast path (`pipeline.audit.fast`, its kernel compiled
     unless `jit` is False); standard input (read once), a scoresheet (every game's turns) or
-    a game filter take the one-pass reference path, as does `reference`. `on_item(n)` is
-    told of every n lines read.
+    a game filter take the one-pass reference path, as do `reference` and inputs of fewer
+    than `fast_min_bytes` bytes in all (the compiled kernel's start-up would cost more than
+    it saves). `progress` follows the work: `progress(stage=..., total=..., unit=...)` as a
+    stage begins, `progress(n)` as n more of it is done (bytes read, mostly); `notice` is
+    told when the fast path's compiled code is being compiled (the first run after an
+    install), a wait worth a word.
     """
     rules = default_rules or Ruleset.builtin("standard")
+    progress = progress or _quiet
+    total = input_bytes(sources)
     # stdin (read once) and logs at URLs (read as streams) take the one-pass reference path
-    if reference or games is not None or sheet is not None or any(s.path is None for s in sources):
-        advance = (lambda: on_item(1)) if on_item is not None else None
+    if (
+        reference
+        or games is not None
+        or sheet is not None
+        or any(s.path is None for s in sources)
+        or (fast_min_bytes and total < fast_min_bytes)
+    ):
+        progress(stage="replaying games", total=total or None, unit="bytes")
         return audit_stream(
             read_events(sources, on_problem=on_problem, max_line_bytes=max_line_bytes),
             rules,
             games=games,
             sheet=sheet,
             trace=trace,
-            on_item=advance,
+            on_item=bytes_read(sources, progress),
         )
     from pipeline.audit import fast as audit_fast
+    from pipeline.ingest import warm
 
+    def compiling() -> None:
+        if notice is not None:
+            notice(warm.WHAT)
+        progress(stage=warm.WHAT)
+
+    warm.ready(jit, on_compile=compiling)
+    progress(stage="replaying games", total=total or None, unit="bytes")
     problems: list[FileProblem] = []  # told once pass 1 is through (a reference pass would tell them again)
     try:
         found = audit_fast.scan(
-            sources, rules, problems.append, on_item, max_line_bytes=max_line_bytes, give_up=True, jit=jit
+            sources, rules, problems.append, progress, max_line_bytes=max_line_bytes, give_up=True, jit=jit
         )
     except audit_fast.MostlyBad:  # a log of mostly bad lines: one reference pass is cheaper than two
         fresh = [s.fresh() for s in sources]  # no stdin here: files read again
-        advance = (lambda: on_item(1)) if on_item is not None else None
+        progress(stage="replaying games (one pass: most lines are bad)", total=total or None, unit="bytes")
         return audit_stream(
             read_events(fresh, on_problem=on_problem, max_line_bytes=max_line_bytes),
             rules,
             trace=trace,
-            on_item=advance,
+            on_item=bytes_read(fresh, progress),
         )
     if on_problem is not None:
         for problem in problems:
             on_problem(problem)
     report = AuditReport(events=found.events)
     replayer = audit_fast.replay_suspects(
-        sources, found, rules, trace=trace, findings=report.findings, max_line_bytes=max_line_bytes, finish=False
+        sources,
+        found,
+        rules,
+        trace=trace,
+        findings=report.findings,
+        max_line_bytes=max_line_bytes,
+        finish=False,
+        progress=progress,
     )
     suspects = AuditReport()  # the suspect games' results, to merge with the clean ones
     finish(replayer, suspects)
@@ -190,6 +219,40 @@ def audit_sources(
     report.games = GameStore(audit_fast.merged_results(found, suspects.games))
     suspects.games.close()
     return report
+
+
+def _quiet(*args: object, **kwargs: object) -> None:
+    pass
+
+
+def bytes_read(sources: Sequence[InputSource], progress: Callable[..., None], every: int = 2048) -> Callable[[], None]:
+    """An `on_item` for `audit_stream` that tells `progress` the bytes the reader has read
+    from `sources` since it last did, every `every` items (so a long one-pass audit moves a
+    bar whose total is the inputs' size)."""
+    told = 0
+    count = 0
+
+    def on_item() -> None:
+        nonlocal told, count
+        count += 1
+        if count % every == 0:
+            now = sum(s.raw_bytes for s in sources)
+            progress(now - told)
+            told = now
+
+    return on_item
+
+
+def input_bytes(sources: Sequence[InputSource]) -> int:
+    """The sources' size on disk in all (a file that cannot be read counts 0: the reader
+    reports it)."""
+    total = 0
+    for source in sources:
+        try:
+            total += source.path.stat().st_size if source.path is not None else 0
+        except OSError:
+            pass
+    return total
 
 
 def read_sheet(path: str) -> tuple[str, str]:

@@ -17,6 +17,7 @@ from pipeline.cli.common import (
     lean_program,
     max_line_bytes_option,
     note,
+    compiles_announced,
     progress_bar,
     rules_or_exit,
     stderr,
@@ -96,11 +97,6 @@ def audit(
             usage_error("--engine spark reads files its tasks can open: stdin (-) is for --engine local")
     route = routing(engine, spark_master)
     resolution = resolve(logs)
-    if not game and scoresheet is None and not coach:
-        from pipeline.engines import prestart_audit
-
-        # before this process's own heavy imports: the fast audit takes the process over
-        prestart_audit(route, resolution.sources, default_rules, max_line_bytes)
     from pipeline.audit.run import read_sheet
     from pipeline.cli.audit_render import print_text, sheet_verdict, write_csv, write_json, write_jsonl
     from pipeline.model import FileProblem
@@ -119,7 +115,7 @@ def audit(
         assert game  # --coach needs exactly one --game (checked above)
         _coach(resolution, game[0], default_rules, format, blunder_threshold, seen, max_line_bytes)
     file_problems: list[FileProblem] = []
-    with progress_bar("auditing") as advance:
+    with progress_bar("reading") as advance:
         if engine is Engine.local and (game or sheet is not None):
             report = _audit_watched(
                 resolution, default_rules, game, sheet, format, seen, file_problems, advance, max_line_bytes
@@ -133,9 +129,10 @@ def audit(
                 route,
                 games=set(game) if game else None,
                 trace=format is AuditFormat.text,
-                on_item=advance,
+                progress=advance,
                 on_problem=file_problems.append,
                 max_line_bytes=max_line_bytes,
+                notice=note,
             )
             if game:  # what --game is checked against (Spark: the games it kept)
                 seen.ids.update(dict.fromkeys(g.game_id for g in report.games))
@@ -189,16 +186,17 @@ def audit(
 def _audit_watched(resolution, default_rules, game, sheet, format, seen, file_problems, advance, max_line_bytes):
     """One game or a scoresheet: the one-pass reference path that audit_sources takes for
     them too, here watching every game id read (what a --game typo is compared to)."""
-    from pipeline.audit.run import audit_stream
+    from pipeline.audit.run import audit_stream, bytes_read, input_bytes
     from pipeline.reader import read_events
 
+    advance(stage="replaying games", total=input_bytes(resolution.sources) or None, unit="bytes")
     return audit_stream(
         seen.watch(read_events(resolution.sources, on_problem=file_problems.append, max_line_bytes=max_line_bytes)),
         default_rules,
         games=set(game) if game else None,
         sheet=sheet,
         trace=format is AuditFormat.text,
-        on_item=advance,
+        on_item=bytes_read(resolution.sources, advance),
     )
 
 
@@ -298,13 +296,14 @@ def race_judgements(result, judged, turns):
     if reason is not None:
         return None, f"{reason}; choices are judged by the single-turn yardstick only"
     table = race_tables.load(result.ruleset)
-    if table is None:
-        with progress_bar("solving the two-player game") as advance:
+    with progress_bar("judging the choices by winning chance") as advance, compiles_announced(advance):
+        if table is None:
+            advance(stage="solving the two-player game")
             state = {"done": 0}
 
             def report(done: int, total: int) -> None:
-                advance(done - state["done"])
+                advance(done - state["done"], total=total)
                 state["done"] = done
 
             table = race_tables.load_or_solve(result.ruleset, report)
-    return judge_race(Race(table), judged, turns, result.players), None
+        return judge_race(Race(table), judged, turns, result.players), None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from pipeline.cli.common import did_you_mean, no_match_error, note, stdout, usage_error
+from pipeline.cli.common import did_you_mean, live, no_match_error, note, progress_bar, stdout, usage_error
 from pipeline.cli.csv_cells import exact_csv_option
 from pipeline.cli.dataset_options import (
     PlayersOption,
@@ -73,7 +73,8 @@ def games(
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, filters, rules)
     try:
-        table = explore.games(ds, filters, with_findings=with_findings, limit=limit)
+        with progress_bar("opening the dataset") as advance:
+            table = explore.games(ds, filters, with_findings=with_findings, limit=limit, progress=live(advance))
     except Exception as exc:
         dataset_failure(ds, exc)
     if table.num_rows == 0 and limit != 0:
@@ -106,7 +107,8 @@ def players(
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, filters, rules)
     try:
-        table = explore.players(ds, filters, limit=limit)
+        with progress_bar("opening the dataset") as advance:
+            table = explore.players(ds, filters, limit=limit, progress=live(advance))
     except Exception as exc:
         dataset_failure(ds, exc)
     emit(table, format, exact_csv)
@@ -134,8 +136,17 @@ def findings(
         usage_error(f"unknown severity {severity!r}: severities are {', '.join(explore.SEVERITIES)}")
     ds = dataset_or_exit(dataset)
     try:
-        whole = explore.findings(ds)
-        table = explore.findings(ds, codes=code or (), severity=severity, players=player or (), game=game, limit=limit)
+        with progress_bar("opening the dataset") as advance:
+            whole = explore.findings(ds, progress=live(advance))
+            table = explore.findings(
+                ds,
+                codes=code or (),
+                severity=severity,
+                players=player or (),
+                game=game,
+                limit=limit,
+                progress=live(advance),
+            )
     except Exception as exc:
         dataset_failure(ds, exc)
     where = f"the findings of dataset {ds.path}"
@@ -177,7 +188,8 @@ def sql(
 
     ds = dataset_or_exit(dataset)
     try:
-        table = explore.query(ds, query, limit=limit)
+        with progress_bar("opening the dataset") as advance:
+            table = explore.query(ds, query, limit=limit, progress=live(advance))
     except explore.ReadOnlyError as exc:
         usage_error(f"refused: {exc}")
     except explore.QueryError as exc:

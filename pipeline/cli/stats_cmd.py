@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import enum
 import sys
-from typing import TYPE_CHECKING, List, Optional
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator, List, Optional
 
 import typer
 
-from pipeline.cli.common import did_you_mean, note, stdout, usage_error
+from pipeline.cli.common import compiles_announced, did_you_mean, live, note, progress_bar, stdout, usage_error
 from pipeline.cli.main import app
 from pipeline.cli.csv_cells import exact_csv_option
 from pipeline.cli.dataset_options import (
@@ -257,6 +258,10 @@ def stats(
 
     section = _section_items(section or [], SECTIONS, TABLE_NAMES)
     wanted_sections, wanted_tables = _selection(section or list(DEFAULT_SECTIONS), SECTIONS, TABLE_NAMES)
+    from pipeline.stats import POLICY_SECTIONS
+
+    # the sections that judge choices may compile the two-player judge on a first run
+    judging = compiles_announced if set(wanted_sections) & set(POLICY_SECTIONS) else _nothing
     if format is StatsFormat.csv and len(wanted_tables) != 1:
         usage_error("csv holds one table: choose it with --section, one of " + ", ".join(TABLE_NAMES))
     filters = filters_or_exit(player, rules, since, until, game)
@@ -265,7 +270,8 @@ def stats(
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, filters, rules)
     try:
-        with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
+        # rulesets past the solver's budget: their choices are not judged
+        with refusals() as unsolved, progress_bar("opening the dataset") as advance, judging(advance):
             tables = engines.stats(
                 ds,
                 filters,
@@ -273,6 +279,7 @@ def stats(
                 routing(engine, spark_master),
                 blunder_threshold=blunder_threshold,
                 league=league,
+                progress=live(advance),
             )
     except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)
         dataset_failure(ds, exc)
@@ -329,6 +336,11 @@ def stats(
                 "103.1668 e^(-0.4354 loss) - 3.1669, clipped to 0-100.",
                 indent="  ",
             )
+
+
+@contextmanager
+def _nothing(advance: object) -> Iterator[None]:
+    yield
 
 
 def _section_items(values: list[str], sections: dict[str, tuple[str, ...]], names: tuple[str, ...]) -> list[str]:

@@ -106,7 +106,9 @@ _WHITESPACE = np.frombuffer(b" \t\n\r\x0b\x0c", np.uint8)  # bytes.isspace
 _FEW = 64  # lines starting with whitespace checked one by one; more, all at once
 
 
-def parse_block(block: Block, ingest_id: str, max_line: int, jit: bool = True) -> Parsed:
+def parse_block(block: Block, ingest_id: str, max_line: int, jit: bool = True, bulk_scan: bool = True) -> Parsed:
+    """`bulk_scan` False leaves the compiled scan out: every line goes to msgspec's decoder (for
+    small inputs, where loading or compiling the scan costs more than it saves)."""
     lines = _Lines(block.data)
     first, name = block.first_line, block.name
     bad = list(block.long_lines)
@@ -126,8 +128,10 @@ def parse_block(block: Block, ingest_id: str, max_line: int, jit: bool = True) -
                 bad.append(too_long(name, first + i, len(raw), raw, max_line))
             else:
                 struct_at.append(i)
-    else:
+    elif bulk_scan:
         struct_at = _scanned(lines, wanted, first, name, ingest_id, parts, slow_at, jit)
+    else:
+        struct_at = wanted.tolist()
     bulk_rows = sum(t.num_rows for t in parts)
     fast: list[TurnLine] = []
     fast_at: list[int] = []

@@ -53,6 +53,7 @@ class Config:
     reread: dict[str, "Any"] = field(default_factory=dict)  # file name → its stored lines (incremental)
     reference: bool = False  # every game by the reference engine (pipeline.engines.Routing)
     jit: bool = True  # numba-compiled scan and kernel (False: plain Python, the same rows)
+    bulk_scan: bool = True  # the compiled scan first (False: msgspec's decoder for every line, the same rows)
     spill: Path | None = None  # where blocks spill when staging is not on this machine (a URL)
 
     @property
@@ -84,11 +85,13 @@ class BlockResult:
 
 @dataclass
 class BucketResult:
+    events: int = 0  # replayed (the progress of the replay stage)
     games: int = 0
     findings_error: int = 0
     findings_warning: int = 0
 
     def __iadd__(self, other: "BucketResult") -> "BucketResult":
+        self.events += other.events
         self.games += other.games
         self.findings_error += other.findings_error
         self.findings_warning += other.findings_warning
@@ -124,7 +127,7 @@ class Worker:
         if self.number:
             crash_point("worker_parse")  # tests: a spawned worker dies
         block = block.attached()
-        parsed = parse_block(block, c.ingest_id, c.max_line, jit=c.jit)
+        parsed = parse_block(block, c.ingest_id, c.max_line, jit=c.jit, bulk_scan=c.bulk_scan)
         result = BlockResult(block.source, lines=parsed.lines, blank=parsed.blank, bulk_rows=parsed.bulk_rows)
         events, bad = parsed.events, parsed.bad
         if block.name in c.reread:
@@ -193,7 +196,8 @@ class Worker:
             jit=self.config.jit,
             rejected_starts=rejected_starts,
         )
-        del events
+        replayed = events.num_rows
+        del events  # frees the bucket's batches
         for name, table in out.items():
             self.sinks.write(name, table)
         # The collector is off in workers (parse and replay hold many small objects), but a
@@ -205,7 +209,7 @@ class Worker:
         gc.freeze()
         findings = out["findings"]
         warnings = pc.sum(pc.equal(findings.column("severity"), "warning")).as_py() or 0
-        return BucketResult(out["games"].num_rows, findings.num_rows - warnings, warnings)
+        return BucketResult(replayed, out["games"].num_rows, findings.num_rows - warnings, warnings)
 
     def close(self) -> dict[str, list[Path]]:
         gc.unfreeze()  # inline, this is the caller's process: its objects are collectable again

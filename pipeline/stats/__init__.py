@@ -16,7 +16,7 @@ import datetime as dt
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import duckdb
 import pyarrow as pa
@@ -25,7 +25,7 @@ from pipeline.dataset.layout import Dataset, DatasetError, open_dataset
 from pipeline.rules import Ruleset
 from pipeline.stats.model_cache import IDENTITY_VARIABLE, dataset_identity
 from pipeline.stats.odds import exact_odds_table, matching_rulesets
-from pipeline.stats.runner import close, connect, run, set_variables
+from pipeline.stats.runner import close, connect, run, set_variables, steps
 from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
 
 #: Winning chance (percentage points) a choice must lose to be a mistake / a blunder:
@@ -235,12 +235,16 @@ def compute(
     sections: list[str] | tuple[str, ...] | None = None,
     blunder_threshold: float = DEFAULT_BLUNDER_THRESHOLD,
     league: League = League(),
+    progress: Callable[..., None] | None = None,
 ) -> dict[str, pa.Table]:
     """The report tables of `sections` (DEFAULT_SECTIONS by default: all but the opt-in
     decisions-quality and league sections), keyed by table name (ALL_SECTIONS).
     `blunder_threshold`: expected points a choice must give up to count as a blunder;
-    `league`: the standings' --min-games and the trends' period."""
+    `league`: the standings' --min-games and the trends' period; `progress` is told the
+    tables as they are computed (pipeline.stats.runner.Steps)."""
     tables, with_odds, with_policy = plan_sections(sections)
+    if progress is not None:
+        progress(stage="opening the dataset" + (" and solving its rulesets" if with_policy else ""))
     with session(
         dataset,
         filters,
@@ -249,4 +253,9 @@ def compute(
         blunder_threshold=blunder_threshold,
         league=league,
     ) as con:
-        return {t: run(con, f"rpt_{t}") for t in tables}
+        with steps(con, progress, len(tables), "computing") as step:
+            out = {}
+            for t in tables:
+                with step(f"computing {t.replace('_', ' ')}"):
+                    out[t] = run(con, f"rpt_{t}")
+            return out
