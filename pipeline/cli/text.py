@@ -174,6 +174,7 @@ def plain_table(*columns: tuple[str, bool], title: str | None = None):
         padding=(0, 1, 0, 0),
         title=printable(title) if title else None,
         title_justify="left",
+        min_width=len(printable(title)) if title else None,  # a narrow part keeps "(part 2 of 2)" on one line
     )
     for header, number in columns:
         table.add_column(printable(header), justify="right" if number else "left", overflow="fold", no_wrap=number)

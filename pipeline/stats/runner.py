@@ -14,7 +14,8 @@ stg/int/fct models become temporary views, or temporary tables when their first 
 depends on are built. `sql/macros.sql` (shared macros) runs first.
 
 A few models are computed in Python from other models' rows (PYTHON_MODELS): the ratings,
-whose every game updates the ratings the next one starts from, which SQL cannot say. The
+whose every game updates the ratings the next one starts from, which SQL cannot say, and the
+exact tests of the bust rates and dice faces (distributions SQL has no function for). The
 SQL names them like any model; `build` runs their inputs, calls the function and registers
 the Arrow table it returns under the model's name.
 
@@ -67,7 +68,14 @@ class Model:
 # Models computed in Python: name -> (the models whose rows it reads, "module:function").
 PYTHON_MODELS: dict[str, Model] = {
     m.name: m
-    for m in (Model("rating_history", "", "python", ("fct_game_results",), "pipeline.stats.ratings:rating_history"),)
+    for m in (
+        Model("rating_history", "", "python", ("fct_game_results",), "pipeline.stats.ratings:rating_history"),
+        # exact tests and Holm's correction over the counts (docs/stats.md)
+        Model("bust_rate_tests", "", "python", ("fct_roll_counts",), "pipeline.stats.significance:bust_rate_tests"),
+        Model(
+            "dice_fairness_tests", "", "python", ("fct_dice_faces",), "pipeline.stats.significance:dice_fairness_tests"
+        ),
+    )
 }
 
 
