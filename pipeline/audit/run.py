@@ -18,7 +18,15 @@ from pipeline.model import BadLine, Event, FileProblem, GameResult
 from pipeline.reader import read_events
 from pipeline.replay import Replayer, TraceStep
 from pipeline.rules import Ruleset
-from pipeline.audit.scoresheet import SheetError, SheetProblem, check_header, compare_sheet, parse_sheet
+from pipeline.audit.scoresheet import (
+    SheetError,
+    SheetProblem,
+    across_game_numbering,
+    check_header,
+    compare_sheet,
+    numbering_hint,
+    parse_sheet,
+)
 
 
 @dataclass
@@ -28,6 +36,8 @@ class AuditReport:
     timelines: dict[str, list[list[TraceStep]]] = field(default_factory=dict)
     file_problems: list[FileProblem] = field(default_factory=list)
     sheet_problems: list[SheetProblem] = field(default_factory=list)
+    # what the sheet's findings may come from, said once (scoresheet.numbering_hint)
+    sheet_hints: list[str] = field(default_factory=list)
     events: int = 0
     lines: int = 0
 
@@ -86,6 +96,7 @@ def audit_stream(
             rows = [r for r in rows if r.game_id in games]
         report.sheet_problems = problems
         report.findings.extend(compare_sheet(rows, turns, [g.game_id for g in report.games], name))
+        report.sheet_hints = [numbering_hint(name, g) for g in across_game_numbering(rows, turns)]
     return report
 
 

@@ -14,7 +14,7 @@ from json.encoder import encode_basestring_ascii
 import textwrap
 from typing import TYPE_CHECKING, Any, Iterable, TextIO
 
-from pipeline.cli.text import plain_table, printable
+from pipeline.cli.text import plain_table, plural, printable
 
 if TYPE_CHECKING:
     from pipeline.audit.run import AuditReport
@@ -160,12 +160,13 @@ def sheet_verdict(report: AuditReport, name: str, text: str) -> dict[str, Any]:
         "differences": len(differences),
         "by_code": by_code,
         "agrees": checked == len(rows) and checked > 0 and not differences and not problems,
+        "hints": list(report.sheet_hints),
     }
 
 
 def verdict_line(v: dict[str, Any]) -> str:
     games = len(v["games_found"])
-    where = f"{v['rows_checked']} rows of {games} game{'s' if games != 1 else ''} checked"
+    where = f"{plural(v['rows_checked'], 'row')} of {plural(games, 'game')} checked"
     if not v["rows"]:
         return f"scoresheet {v['file']}: no rows to check"
     if not v["rows_checked"]:
@@ -226,9 +227,10 @@ def winner_lines(result) -> list[str]:
     return lines
 
 
-def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = None) -> None:
+def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = None, show_clean: bool = False) -> None:
     """Game by game, as the finding store gives them back (it may have spilled to disk), so
-    memory holds one game's findings at a time."""
+    memory holds one game's findings at a time. `show_clean`: the games without findings get
+    their result too (`--game`: the games asked for), after those with findings."""
     results: dict[str | None, GameResult] = {g.game_id: g for g in report.games}
     absent: dict[str, list] = {}  # sheet rows of games not in the logs: one line per game, below
     with_findings: set[str | None] = set()
@@ -292,6 +294,12 @@ def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = N
             f"{len(findings)} row{'s' if len(findings) != 1 else ''} ({span}) were not checked",
             indent="  ",
         )
+    if show_clean:
+        for result in report.games:
+            if result.game_id not in with_findings:
+                rules = f" [{result.ruleset.name}]" if result.ruleset is not None else ""
+                console.rule(f"game {result.game_id}{rules}: clean, no findings")
+                _print_result(result, console)
     console.rule("summary")
     games, events = len(report.games), report.events
     clean = sum(1 for g in report.games if g.game_id not in with_findings)
@@ -307,6 +315,8 @@ def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = N
         )
     if sheet is not None:
         console.line(verdict_line(sheet), indent="  ")
+        for hint in sheet.get("hints", ()):
+            console.line(f"hint: {hint}", indent="  ")
     counts = report.counts_by_code()
     if counts:
         table = plain_table(("code", False), ("findings", True))

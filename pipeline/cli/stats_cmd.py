@@ -399,7 +399,7 @@ def _cell(column: str, value: object) -> str:
 def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str | None) -> None:
     """One stats table as text that fits the terminal: split into parts side by side if
     it is wider, never a number cut; long tables are cut only where the caption says so."""
-    from pipeline.cli.text import fitted_tables
+    from pipeline.cli.text import fitted_tables, plural
 
     rows = table.to_pylist()
     notes: list[str] = []
@@ -407,7 +407,7 @@ def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str
         kept = [r for r in rows if r["scope"] != "player" or r["player"] == player]
         if len(kept) < len(rows):
             notes.append(
-                f"{len(rows) - len(kept):,} rows of single players left out: --player NAME for one, "
+                f"{plural(len(rows) - len(kept), 'row')} of single players left out: --player NAME for one, "
                 "--all for every row (json and csv have them all)"
             )
         rows = kept
@@ -417,7 +417,7 @@ def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str
             kept = [r for r in rows if r["scope"] != "player" or r.get("off")]
             flagged = " (the OFF ones are shown)" if name == "bust_rate_by_dice_left" else ""
             notes.append(
-                f"{len(rows) - len(kept):,} rows of single players left out{flagged}: "
+                f"{plural(len(rows) - len(kept), 'row')} of single players left out{flagged}: "
                 "--player NAME for one, --all for every row (json and csv have them all)"
             )
             rows = kept

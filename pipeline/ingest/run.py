@@ -159,7 +159,10 @@ class InputErrors(UserError):
     """Several specs name nothing readable; each is in `problems` (and, as text, `details`)."""
 
     def __init__(self, problems: Sequence[Exception]):
-        super().__init__(f"{len(problems)} inputs name nothing readable", details=tuple(map(str, problems)))
+        super().__init__(
+            f"{len(problems)} input{'s' if len(problems) != 1 else ''} name nothing readable",
+            details=tuple(map(str, problems)),
+        )
         self.problems = problems
 
 
@@ -209,10 +212,10 @@ def ingest(
     notice = notice or (lambda message: None)
     progress = progress or (lambda *a, **k: None)
     resolution = resolve(specs, stdin=stdin)
+    for message in resolution.notices:  # first: a problem may be "every file was skipped (see the notes)"
+        notice(message)
     if resolution.problems:
         raise resolution.problems[0] if len(resolution.problems) == 1 else InputErrors(resolution.problems)
-    for message in resolution.notices:
-        notice(message)
     store = Store.open(Path(out))
     pool: Pool | None = None
     try:

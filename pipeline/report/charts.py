@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import math
 from typing import Any, Iterable
 
 import altair as alt
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from pipeline.model import ERROR, WARNING
 
 # A chart never embeds more rows than this: the tables are aggregates (a few rows per player
 # at most), so hitting it means a bug upstream, not a big dataset.
@@ -30,7 +33,15 @@ OVERALL = "overall"
 ALL_PLAYERS = "All players"
 POINT_BUCKETS = [f"{lo}-{lo + 250}" for lo in range(0, 3000, 250)] + ["3000+"]
 TURN_BUCKETS = ["farkle"] + POINT_BUCKETS
-SEVERITY_COLORS = {"error": "#c0392b", "warning": "#e67e22", "info": "#7f8c8d"}
+# One colour per severity of the finding codes (pipeline.model.Code): the legend shows these.
+SEVERITY_COLORS = {ERROR: "#c0392b", WARNING: "#e67e22"}
+# A heat-map cell of fewer choices than this is greyed out and shows its count instead of a
+# share or a loss: 100 % of two choices says nothing (the tooltip still has the figures).
+MIN_CELL_CHOICES = 20
+FEW_CHOICES_COLOR = "#e9ecef"
+# The decision-loss colour scale ends at this quantile of the cells with enough choices
+# (darker cells are clamped to its colour), so one extreme cell cannot wash out the rest.
+LOSS_SCALE_QUANTILE = 0.95
 WIDTH = 560
 HEIGHT = 280
 
@@ -251,36 +262,49 @@ def bank_heatmap(table: pa.Table) -> alt.LayerChart:
         alt.Tooltip("bank_rate:Q", title="share banked", format=".1%"),
         alt.Tooltip("farkle_rate_after_roll:Q", title="farkled after rolling on", format=".1%"),
     ]
+    enough = f"datum.decisions >= {MIN_CELL_CHOICES}"
     cells = (
         alt.Chart()
         .mark_rect(stroke="white")
         .encode(
             x=x,
             y=y,
-            color=alt.Color(
-                "bank_rate:Q",
-                title="Share banked (%)",
-                scale=alt.Scale(domain=[0, 1], scheme="blues"),
-                legend=alt.Legend(format="%"),
+            color=alt.condition(
+                enough,
+                alt.Color(
+                    "bank_rate:Q",
+                    title="Share banked (%)",
+                    scale=alt.Scale(domain=[0, 1], scheme="blues"),
+                    legend=alt.Legend(format="%"),
+                ),
+                alt.value(FEW_CHOICES_COLOR),
             ),
             tooltip=tooltip,
         )
     )
     labels = (
         alt.Chart()
+        .transform_calculate(
+            label=f"{enough} ? format(datum.bank_rate, '.0%') : 'n=' + datum.decisions",
+            ink=f"{enough} ? (datum.bank_rate > 0.55 ? 'white' : 'black') : '#6c757d'",
+        )
         .mark_text(fontSize=10)
         .encode(
             x=x,
             y=y,
-            text=alt.Text("bank_rate:Q", format=".0%"),
-            color=alt.condition(alt.datum.bank_rate > 0.55, alt.value("white"), alt.value("black")),
+            text=alt.Text("label:N"),
+            color=alt.Color("ink:N", scale=None),
             tooltip=tooltip,
         )
     )
     return alt.layer(cells, labels, data=alt.Data(values=rows)).properties(  # type: ignore[return-value]  # .properties() is typed for any chart
         width=WIDTH,
         height=240,
-        title=_title("Bank or roll on", "After a keep: share of choices that banked, by dice left and turn points"),
+        title=_title(
+            "Bank or roll on",
+            f"After a keep: share of choices that banked, by dice left and turn points; grey cells hold fewer "
+            f"than {MIN_CELL_CHOICES} choices (their count is shown)",
+        ),
     )
 
 
@@ -303,16 +327,20 @@ def decision_loss(table: pa.Table) -> alt.Chart:
         alt.Tooltip("mean_loss:Q", title="mean loss (points)", format=",.1f"),
         alt.Tooltip("optimal_share:Q", title="optimal", format=".1%"),
     ]
+    top = loss_scale_top(rows)
+    enough = f"datum.judged >= {MIN_CELL_CHOICES}"
+    panel = WIDTH // 2 - 20
     return (
         alt.Chart(alt.Data(values=rows))
         .mark_rect(stroke="white")
         .encode(
             x=alt.X(
                 "bucket:O",
-                title="Turn points before the choice (250-point buckets)",
+                title="Turn points before the choice",
                 sort=POINT_BUCKETS,
                 scale=alt.Scale(domain=POINT_BUCKETS),
-                axis=alt.Axis(labelAngle=-40),
+                # each panel draws its own title: never wider than the panel, so two cannot overlap
+                axis=alt.Axis(labelAngle=-40, titleLimit=panel),
             ),
             y=alt.Y(
                 "dice:O",
@@ -320,18 +348,43 @@ def decision_loss(table: pa.Table) -> alt.Chart:
                 sort=[6, 5, 4, 3, 2, 1],
                 scale=alt.Scale(domain=[6, 5, 4, 3, 2, 1]),
             ),
-            color=alt.Color("mean_loss:Q", title="Mean loss (points)", scale=alt.Scale(scheme="orangered")),
-            column=alt.Column("kind:N", title=None, sort=list(KIND_LABELS.values())),
+            color=alt.condition(
+                enough,
+                alt.Color(
+                    "mean_loss:Q",
+                    title="Mean loss (points)",
+                    scale=alt.Scale(scheme="orangered", domainMin=0, domainMax=top, clamp=True, nice=False),
+                    # the darkest colour is the clamp: that value or more
+                    legend=alt.Legend(labelExpr=f"datum.value >= {top:g} ? '≥ ' + datum.label : datum.label"),
+                ),
+                alt.value(FEW_CHOICES_COLOR),
+            ),
+            column=alt.Column("kind:N", title=None, sort=list(KIND_LABELS.values()), spacing=36),
             tooltip=tooltip,
         )
         .properties(
-            width=WIDTH // 2 - 20,
+            width=panel,
             height=200,
             title=_title(
-                "Where points are given up", "Mean expected points lost per choice against the exact single-turn policy"
+                "Where points are given up",
+                "Mean expected points lost per choice against the exact single-turn policy, by 250-point buckets; "
+                f"grey cells hold fewer than {MIN_CELL_CHOICES} choices",
             ),
         )
     )
+
+
+def loss_scale_top(rows: list[dict[str, Any]]) -> float:
+    """Where the decision-loss colour scale ends: the LOSS_SCALE_QUANTILE quantile (nearest
+    rank) of the mean losses of the cells with at least MIN_CELL_CHOICES choices, rounded up
+    to a whole point (at least 1)."""
+    losses = sorted(
+        r["mean_loss"] for r in rows if r["mean_loss"] is not None and (r["judged"] or 0) >= MIN_CELL_CHOICES
+    )
+    if not losses:
+        return 1.0
+    rank = min(len(losses) - 1, max(0, math.ceil(LOSS_SCALE_QUANTILE * len(losses)) - 1))
+    return float(max(1, math.ceil(losses[rank])))
 
 
 def players_by_loss(table: pa.Table, players: list[str]) -> alt.Chart:
@@ -439,7 +492,7 @@ def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
     `axis_end`), so a day of games is shown by the hour and a burst of findings shows
     where it falls, instead of one bar filling the chart."""
     dated = table.filter(pc.is_valid(table["period"]))
-    rows = _rows(dated, ["period", "period_end", "code", "findings"])
+    rows, codes = group_rare_codes(_rows(dated, ["period", "period_end", "code", "findings"]))
     scale = alt.Scale(type="utc")
     axis = alt.Axis(format=PERIOD_FORMATS[unit], labelAngle=-40)
     if dated.num_rows:
@@ -468,11 +521,18 @@ def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
             x=alt.X("period:T", title=PERIOD_TITLES[unit], scale=scale, axis=axis),
             x2="period_end:T",
             y=alt.Y("sum(findings):Q", title="Findings (count)", axis=count_axis(top, 5), scale=count_scale(top, 5)),
-            color=alt.Color("code:N", title="Finding code", scale=alt.Scale(scheme="tableau20")),
+            color=alt.Color(
+                "code:N",
+                title="Finding code",
+                sort=codes,
+                scale=alt.Scale(domain=codes, range=code_colors(codes)),
+            ),
+            order=alt.Order("rank:Q"),
             tooltip=[
                 alt.Tooltip("period:N", title=f"{unit} from (UTC)"),
                 alt.Tooltip("code:N", title="code"),
                 alt.Tooltip("sum(findings):Q", title="findings", format=","),
+                alt.Tooltip("detail:N", title="of which"),
             ],
         )
         .properties(
@@ -483,6 +543,49 @@ def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
             ),
         )
     )
+
+
+# Ten colours that tell apart (Tableau 10 without its grey), the grey for the rare codes.
+CODE_COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"]
+OTHER_COLOR = "#bab0ac"
+
+
+def code_colors(codes: list[str]) -> list[str]:
+    return [OTHER_COLOR if code.startswith("other ") else CODE_COLORS[i] for i, code in enumerate(codes)]
+
+
+def group_rare_codes(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The codes to colour, most findings first: the len(CODE_COLORS) most frequent, each in a
+    colour of its own, and the rest as one grey "other codes (N)" stack per period, whose
+    tooltip lists its codes ("of which"). Rows get `rank` (the stacking order: the legend's)
+    and `detail`."""
+    totals: dict[str, int] = {}
+    for row in rows:
+        totals[row["code"]] = totals.get(row["code"], 0) + row["findings"]
+    ranked = sorted(totals, key=lambda code: (-totals[code], code))
+    kept = ranked[: len(CODE_COLORS)]
+    rare = [code for code in ranked if code not in kept]
+    if not rare:
+        return [{**row, "rank": ranked.index(row["code"]), "detail": ""} for row in rows], ranked
+    other = f"other codes ({len(rare)})"
+    out = [{**row, "rank": kept.index(row["code"]), "detail": ""} for row in rows if row["code"] in kept]
+    grouped: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        if row["code"] in kept:
+            continue
+        key = (row["period"], row["period_end"])
+        bar = grouped.setdefault(
+            key,
+            {"period": row["period"], "period_end": row["period_end"], "code": other, "findings": 0, "parts": {}},
+        )
+        bar["findings"] += row["findings"]
+        bar["parts"][row["code"]] = bar["parts"].get(row["code"], 0) + row["findings"]
+    for bar in grouped.values():
+        parts = bar.pop("parts")
+        bar["detail"] = ", ".join(f"{code} {n:,}" for code, n in sorted(parts.items(), key=lambda kv: (-kv[1], kv[0])))
+        bar["rank"] = len(kept)
+        out.append(bar)
+    return out, [*kept, other]
 
 
 # --------------------------------------------------------------------------- dice faces
@@ -549,7 +652,8 @@ LEDGERS = ["claimed", "by the dice"]
 def dispute_totals(turns: pa.Table) -> alt.LayerChart:
     """One game's running totals per player, turn by turn (report table game_turns of one
     game): by the dice as a wide pale step line, claimed as a thin dashed one drawn on top,
-    so a claim that agrees with the dice still shows; red diamonds mark turns with findings.
+    so a claim that agrees with the dice still shows; red-ringed diamonds in a player's colour
+    mark the findings about that player (finding_marks).
 
     The legend draws both kinds of line; the axes leave room around the first and last turn
     and above the highest total, so no marker is cut at the edge."""
@@ -625,25 +729,80 @@ def dispute_totals(turns: pa.Table) -> alt.LayerChart:
             )
         )
 
+    found = finding_marks(turns, rows)
     marks = (
-        alt.Chart()
-        .transform_filter(alt.datum.codes != "")
-        .mark_point(shape="diamond", size=160, filled=True, color="#c0392b", opacity=0.9, clip=False)
-        .encode(x=x, y=alt.Y("claimed_total:Q", title=y_title, scale=y_scale), tooltip=tooltip)
+        alt.Chart(alt.Data(values=found))
+        .mark_point(shape="diamond", size=170, filled=True, stroke=FINDING_RED, strokeWidth=2.5, opacity=1, clip=False)
+        .encode(
+            x=x,
+            y=alt.Y("total:Q", title=y_title, scale=y_scale),
+            color=alt.Color("player:N", legend=None),  # the player's own colour, ringed in red
+            shape=alt.Shape(
+                "mark:N",
+                title=None,
+                scale=alt.Scale(domain=[FINDING_MARK], range=["diamond"]),
+                legend=alt.Legend(symbolFillColor="#ffffff", symbolStrokeColor=FINDING_RED, symbolStrokeWidth=2.5),
+            ),
+            tooltip=[
+                alt.Tooltip("player:N", title="finding about"),
+                alt.Tooltip("codes:N", title="findings"),
+                alt.Tooltip("where:N", title="at"),
+                alt.Tooltip("in_turn:N", title="in the turn of"),
+                alt.Tooltip("total:Q", title="their total claimed then", format=","),
+            ],
+        )
     )
-    return alt.layer(  # type: ignore[return-value]  # .properties() is typed for any chart
-        ledger("corrected_total", "by the dice", 0.45),
-        ledger("claimed_total", "claimed", 1.0),
-        marks,
-        data=alt.Data(values=rows),
-    ).properties(
+    layers = [ledger("corrected_total", "by the dice", 0.45), ledger("claimed_total", "claimed", 1.0)]
+    if found:
+        layers.append(marks)  # its own rows: one per turn and player a finding names
+    return alt.layer(*layers, data=alt.Data(values=rows)).properties(  # type: ignore[return-value]  # .properties() is typed for any chart
         width=WIDTH + 140,
         height=HEIGHT,
         title=_title(
             "Totals turn by turn",
-            "By the dice (wide, pale) and as claimed (dashed, on top); red diamonds: turns with findings",
+            "By the dice (wide, pale) and as claimed (dashed, on top); diamonds: findings, on the line of the "
+            "player each names, in that player's colour",
         ),
     )
+
+
+FINDING_RED = "#c0392b"
+FINDING_MARK = "finding (on the line of the player it names)"
+
+
+def finding_marks(turns: pa.Table, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One diamond per turn and player named by its findings, at that player's claimed total
+    then (their latest turn up to this one), so it sits on their line, not on whoever's turn
+    it was. A finding that names no player of the game marks the turn's player."""
+    has_list = "finding_list" in turns.column_names
+    columns = ["position", "player", "turn", "claimed_total", "codes"] + (["finding_list"] if has_list else [])
+    played = sorted(_rows(turns, columns), key=lambda r: r["position"])
+    seats = {r["player"] for r in played}
+    totals: dict[str, int | None] = {}
+    marks = []
+    for turn in played:
+        totals[turn["player"]] = turn["claimed_total"]
+        findings = turn.get("finding_list") or []
+        if not findings and turn["codes"]:  # a table without the list: the turn's own player
+            findings = [{"player": turn["player"], "code": code, "seq": None} for code in turn["codes"].split(", ")]
+        named: dict[str, list[dict[str, Any]]] = {}
+        for f in findings:
+            who = f.get("player") if f.get("player") in seats else turn["player"]
+            named.setdefault(who, []).append(f)
+        for who, theirs in named.items():
+            seqs = [f"seq {f['seq']}" for f in theirs if f.get("seq") is not None]
+            marks.append(
+                {
+                    "position": turn["position"],
+                    "player": who,
+                    "total": totals.get(who) or 0,
+                    "codes": ", ".join(dict.fromkeys(f["code"] for f in theirs)),
+                    "where": ", ".join(dict.fromkeys(seqs)),
+                    "in_turn": f"{turn['player']}, turn {turn['turn']}",
+                    "mark": FINDING_MARK,
+                }
+            )
+    return marks
 
 
 # --------------------------------------------------------------------------- snapshots
