@@ -40,23 +40,37 @@ def report(
         metavar="ID",
         help="A dispute view of this game_id: its turn-by-turn timeline leads the page, which covers it only.",
     ),
+    scoresheet: Optional[str] = typer.Option(
+        None,
+        "--scoresheet",
+        metavar="CSV",
+        help="With --game: a hand-kept scoresheet of that game, checked and shown beside the replay.",
+    ),
 ) -> None:
     """Write one HTML page (charts, player table, audit findings) that opens offline by
     double-click.
 
     Exit 0; 2: bad usage (DATASET missing, not a dataset or damaged, a filter or --game that
-    matches no game, an output that cannot be written).
+    matches no game, a scoresheet without --game, unreadable or with no row of the game, an
+    output that cannot be written).
     """
     from pipeline.cli.dataset_options import filters_match_or_exit
     from pipeline.report import write_report
     from pipeline.strategy.solver import refusals
 
+    if scoresheet is not None and game is None:
+        usage_error("--scoresheet needs --game ID: the sheet is shown beside that game's replay")
+    sheet = None
+    if scoresheet is not None:
+        from pipeline.audit.run import read_sheet
+
+        sheet = read_sheet(scoresheet)  # unreadable, or the wrong header: exit 2
     filters = filters_or_exit(player, rules, since, until)
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, dataclasses.replace(filters, game=game) if game is not None else filters, rules)
     try:
         with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
-            path = write_report(ds, out, filters, title=title, game=game)
+            path = write_report(ds, out, filters, title=title, game=game, scoresheet=sheet)
     except OSError as exc:
         usage_error(f"cannot write {out}: {exc.strerror or exc}")
     except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)

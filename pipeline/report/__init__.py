@@ -38,9 +38,11 @@ def build_report(
     title: str | None = None,
     game: str | None = None,
     generated: dt.datetime | None = None,
+    scoresheet: tuple[str, str] | None = None,
 ) -> str:
-    """The report page as a string (raises DatasetError, GameNotFound)."""
-    data = gather(dataset, filters, dispute_game=game)
+    """The report page as a string (raises DatasetError, GameNotFound, SheetError).
+    `scoresheet`: (name, CSV text) of a sheet of `game`, shown beside its replay."""
+    data = gather(dataset, filters, dispute_game=game, scoresheet=scoresheet)
     return render(data, title or default_title(data), javascript_bundle(), generated)
 
 
@@ -51,9 +53,10 @@ def write_report(
     *,
     title: str | None = None,
     game: str | None = None,
+    scoresheet: tuple[str, str] | None = None,
 ) -> Path:
     """Write the page to `out` (replaced whole: a reader never sees half a page)."""
-    page = build_report(dataset, filters, title=title, game=game)
+    page = build_report(dataset, filters, title=title, game=game, scoresheet=scoresheet)
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(

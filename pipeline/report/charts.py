@@ -23,7 +23,20 @@ import altair as alt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.model import ERROR, WARNING
+from pipeline.model import (
+    ANY_LINE,
+    BANK,
+    END_OF_INPUT,
+    ERROR,
+    FARKLE,
+    FINDING_CODES,
+    GAME_END,
+    KEEP,
+    ROLL,
+    SCORESHEET,
+    WARNING,
+    as_code,
+)
 
 # A chart never embeds more rows than this: the tables are aggregates (a few rows per player
 # at most), so hitting it means a bug upstream, not a big dataset.
@@ -69,6 +82,18 @@ def _keyed(table: pa.Table, columns: Iterable[str], players: list[str]) -> list[
     return rows
 
 
+def _with_p_text(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each p-value column also as text, printed the one way every output prints it
+    (significance.format_p): Vega's number formats would write 2.3e-10 or 0.0030."""
+    from pipeline.stats.significance import format_p
+
+    for row in rows:
+        for column in ("p_value", "p_adjusted"):
+            if column in row:
+                row[f"{column}_text"] = format_p(row[column], missing="–")
+    return rows
+
+
 def player_picker(name: str, players: list[str]) -> alt.Parameter:
     """A drop-down choosing 'All players' or one player; its value is a row key."""
     return alt.param(
@@ -108,11 +133,26 @@ def count_scale(top: int, max_ticks: int = 8) -> alt.Scale:
 def bust_rate(table: pa.Table, players: list[str]) -> alt.LayerChart:
     """Observed farkle rate by dice thrown, with its 95 % Wilson interval, against the exact
     odds of the games' rulesets (stats table bust_rate_by_dice_left)."""
-    rows = _keyed(
-        table,
-        ["dice", "rolls", "farkles", "bust_rate", "wilson_lo", "wilson_hi", "exact_rate", "p_value", "off"],
-        players,
+    rows = _with_p_text(
+        _keyed(
+            table,
+            [
+                "dice",
+                "rolls",
+                "farkles",
+                "bust_rate",
+                "wilson_lo",
+                "wilson_hi",
+                "exact_rate",
+                "p_value",
+                "p_adjusted",
+                "off",
+            ],
+            players,
+        )
     )
+    for row in rows:
+        row["flag"] = "yes: OFF" if row["off"] else "no"
     who = player_picker("bust_player", players)
     x = alt.X(
         "dice:O",
@@ -136,8 +176,9 @@ def bust_rate(table: pa.Table, players: list[str]) -> alt.LayerChart:
         alt.Tooltip("wilson_lo:Q", title="95 % interval from", format=".2%"),
         alt.Tooltip("wilson_hi:Q", title="95 % interval to", format=".2%"),
         alt.Tooltip("exact_rate:Q", title="exact odds", format=".2%"),
-        alt.Tooltip("p_value:Q", title="p-value", format=".2g"),
-        alt.Tooltip("off:N", title="exact odds outside interval"),
+        alt.Tooltip("p_text:N", title="p-value (exact test)"),
+        alt.Tooltip("p_adjusted_text:N", title="p-value corrected for every row (Holm)"),
+        alt.Tooltip("flag:N", title="flagged (corrected p < 0.05)"),
     ]
     base = alt.Chart().transform_filter(alt.datum.who == who)
     interval = (
@@ -284,16 +325,19 @@ def bank_heatmap(table: pa.Table) -> alt.LayerChart:
     )
     labels = (
         alt.Chart()
-        .transform_calculate(
-            label=f"{enough} ? format(datum.bank_rate, '.0%') : 'n=' + datum.decisions",
-            ink=f"{enough} ? (datum.bank_rate > 0.55 ? 'white' : 'black') : '#6c757d'",
-        )
+        .transform_calculate(label=f"{enough} ? format(datum.bank_rate, '.0%') : 'n=' + datum.decisions")
         .mark_text(fontSize=10)
         .encode(
             x=x,
             y=y,
             text=alt.Text("label:N"),
-            color=alt.Color("ink:N", scale=None),
+            color=alt.value(
+                "black",
+                condition=[
+                    {"test": f"!({enough})", "value": "#6c757d"},
+                    {"test": "datum.bank_rate > 0.55", "value": "white"},
+                ],
+            ),
             tooltip=tooltip,
         )
     )
@@ -336,7 +380,7 @@ def decision_loss(table: pa.Table) -> alt.Chart:
         .encode(
             x=alt.X(
                 "bucket:O",
-                title="Turn points before the choice",
+                title="Turn points before (250-pt buckets)",
                 sort=POINT_BUCKETS,
                 scale=alt.Scale(domain=POINT_BUCKETS),
                 # each panel draws its own title: never wider than the panel, so two cannot overlap
@@ -355,7 +399,10 @@ def decision_loss(table: pa.Table) -> alt.Chart:
                     title="Mean loss (points)",
                     scale=alt.Scale(scheme="orangered", domainMin=0, domainMax=top, clamp=True, nice=False),
                     # the darkest colour is the clamp: that value or more
-                    legend=alt.Legend(labelExpr=f"datum.value >= {top:g} ? '≥ ' + datum.label : datum.label"),
+                    legend=alt.Legend(
+                        values=[0, round(top / 2), top],
+                        labelExpr=f"datum.value >= {top:g} ? '≥ ' + datum.label : datum.label",
+                    ),
                 ),
                 alt.value(FEW_CHOICES_COLOR),
             ),
@@ -367,7 +414,7 @@ def decision_loss(table: pa.Table) -> alt.Chart:
             height=200,
             title=_title(
                 "Where points are given up",
-                "Mean expected points lost per choice against the exact single-turn policy, by 250-point buckets; "
+                "Mean expected points lost per choice against the exact single-turn policy; "
                 f"grey cells hold fewer than {MIN_CELL_CHOICES} choices",
             ),
         )
@@ -492,7 +539,8 @@ def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
     `axis_end`), so a day of games is shown by the hour and a burst of findings shows
     where it falls, instead of one bar filling the chart."""
     dated = table.filter(pc.is_valid(table["period"]))
-    rows, codes = group_rare_codes(_rows(dated, ["period", "period_end", "code", "findings"]))
+    rows, codes, colors = group_codes(_rows(dated, ["period", "period_end", "code", "findings"]))
+    by_kind = len(codes) < len({row["code"] for row in _rows(dated, ["code"])})
     scale = alt.Scale(type="utc")
     axis = alt.Axis(format=PERIOD_FORMATS[unit], labelAngle=-40)
     if dated.num_rows:
@@ -523,16 +571,16 @@ def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
             y=alt.Y("sum(findings):Q", title="Findings (count)", axis=count_axis(top, 5), scale=count_scale(top, 5)),
             color=alt.Color(
                 "code:N",
-                title="Finding code",
+                title="Kind of finding (codes on hover)" if by_kind else "Finding code",
                 sort=codes,
-                scale=alt.Scale(domain=codes, range=code_colors(codes)),
+                scale=alt.Scale(domain=codes, range=colors),
             ),
             order=alt.Order("rank:Q"),
             tooltip=[
                 alt.Tooltip("period:N", title=f"{unit} from (UTC)"),
-                alt.Tooltip("code:N", title="code"),
+                alt.Tooltip("code:N", title="kind" if by_kind else "code"),
                 alt.Tooltip("sum(findings):Q", title="findings", format=","),
-                alt.Tooltip("detail:N", title="of which"),
+                *([alt.Tooltip("detail:N", title="codes")] if by_kind else []),
             ],
         )
         .properties(
@@ -545,47 +593,61 @@ def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
     )
 
 
-# Ten colours that tell apart (Tableau 10 without its grey), the grey for the rare codes.
+# Nine colours that tell apart (Tableau 10 without its grey): a code each, when there are no
+# more codes than this; else a kind of finding each (CODE_KINDS).
 CODE_COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"]
-OTHER_COLOR = "#bab0ac"
+# The kinds of finding: the rows of the findings table (pipeline.model.PRECEDENCE) a code is
+# first listed in, as the legend names them.
+CODE_KINDS = {
+    ANY_LINE: "lines unreadable or out of place",
+    ROLL: "rolls",
+    KEEP: "keeps and their points",
+    BANK: "banks and totals",
+    FARKLE: "farkles",
+    GAME_END: "game end",
+    END_OF_INPUT: "log ends early",
+    SCORESHEET: "scoresheet",
+}
 
 
-def code_colors(codes: list[str]) -> list[str]:
-    return [OTHER_COLOR if code.startswith("other ") else CODE_COLORS[i] for i, code in enumerate(codes)]
+def code_kind(code: str) -> str:
+    try:
+        return CODE_KINDS[as_code(code).rows[0]]
+    except (ValueError, IndexError, KeyError):  # a code of no row (none today): its own name
+        return code
 
 
-def group_rare_codes(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    """The codes to colour, most findings first: the len(CODE_COLORS) most frequent, each in a
-    colour of its own, and the rest as one grey "other codes (N)" stack per period, whose
-    tooltip lists its codes ("of which"). Rows get `rank` (the stacking order: the legend's)
+def group_codes(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """(rows, legend entries, their colours) for findings stacked by code: one colour per code
+    when there are at most len(CODE_COLORS) codes, else one per kind of finding (code_kind:
+    never two codes sharing a colour without the legend saying so), each bar's codes and
+    counts in its tooltip ("of which"). Rows get `rank` (the stacking order: the legend's)
     and `detail`."""
-    totals: dict[str, int] = {}
+    codes = sorted(
+        {row["code"] for row in rows},
+        key=lambda code: (FINDING_CODES.index(code) if code in FINDING_CODES else 99, code),
+    )
+    if len(codes) <= len(CODE_COLORS):
+        out = [{**row, "rank": codes.index(row["code"]), "detail": ""} for row in rows]
+        return out, codes, CODE_COLORS[: len(codes)]
+    kinds = list(dict.fromkeys(code_kind(code) for code in codes))
+    palette = {kind: CODE_COLORS[i % len(CODE_COLORS)] for i, kind in enumerate(CODE_KINDS.values())}
+    grouped: dict[tuple[str, str, str], dict[str, Any]] = {}
     for row in rows:
-        totals[row["code"]] = totals.get(row["code"], 0) + row["findings"]
-    ranked = sorted(totals, key=lambda code: (-totals[code], code))
-    kept = ranked[: len(CODE_COLORS)]
-    rare = [code for code in ranked if code not in kept]
-    if not rare:
-        return [{**row, "rank": ranked.index(row["code"]), "detail": ""} for row in rows], ranked
-    other = f"other codes ({len(rare)})"
-    out = [{**row, "rank": kept.index(row["code"]), "detail": ""} for row in rows if row["code"] in kept]
-    grouped: dict[tuple[str, str], dict[str, Any]] = {}
-    for row in rows:
-        if row["code"] in kept:
-            continue
-        key = (row["period"], row["period_end"])
+        kind = code_kind(row["code"])
         bar = grouped.setdefault(
-            key,
-            {"period": row["period"], "period_end": row["period_end"], "code": other, "findings": 0, "parts": {}},
+            (row["period"], row["period_end"], kind),
+            {"period": row["period"], "period_end": row["period_end"], "code": kind, "findings": 0, "parts": {}},
         )
         bar["findings"] += row["findings"]
         bar["parts"][row["code"]] = bar["parts"].get(row["code"], 0) + row["findings"]
+    out = []
     for bar in grouped.values():
         parts = bar.pop("parts")
         bar["detail"] = ", ".join(f"{code} {n:,}" for code, n in sorted(parts.items(), key=lambda kv: (-kv[1], kv[0])))
-        bar["rank"] = len(kept)
+        bar["rank"] = kinds.index(bar["code"])
         out.append(bar)
-    return out, [*kept, other]
+    return out, kinds, [palette.get(kind, "#bab0ac") for kind in kinds]
 
 
 # --------------------------------------------------------------------------- dice faces
@@ -595,7 +657,7 @@ FACES = [f"face_{i}" for i in range(1, 7)]
 def dice_faces(table: pa.Table, players: list[str]) -> alt.LayerChart:
     """Share of dice showing each face, against 1/6, with Pearson's chi-square test
     (stats table dice_fairness)."""
-    rows = _keyed(table, [*FACES, "dice", "chi2", "p_value"], players)
+    rows = _with_p_text(_keyed(table, [*FACES, "dice", "chi2", "p_value"], players))
     who = player_picker("dice_player", players)
     base = alt.Chart().transform_filter(alt.datum.who == who)
     tooltip = [
@@ -630,7 +692,7 @@ def dice_faces(table: pa.Table, players: list[str]) -> alt.LayerChart:
         base.mark_text(align="right", baseline="top", x="width", y=4, fontSize=12)
         .encode(text="label:N")
         .transform_calculate(
-            label="datum.dice > 0 ? 'chi² = ' + format(datum.chi2, '.1f') + ' (5 df), p = ' + format(datum.p_value, '.2g')"
+            label="datum.dice > 0 ? 'chi² = ' + format(datum.chi2, '.1f') + ' (5 df), p = ' + datum.p_text"
             " + ' over ' + format(datum.dice, ',') + ' dice' : 'no dice rolled'"
         )
     )
@@ -736,7 +798,7 @@ def dispute_totals(turns: pa.Table) -> alt.LayerChart:
         .encode(
             x=x,
             y=alt.Y("total:Q", title=y_title, scale=y_scale),
-            color=alt.Color("player:N", legend=None),  # the player's own colour, ringed in red
+            color=color,  # the player's own colour (the lines' legend), ringed in red
             shape=alt.Shape(
                 "mark:N",
                 title=None,
@@ -767,7 +829,7 @@ def dispute_totals(turns: pa.Table) -> alt.LayerChart:
 
 
 FINDING_RED = "#c0392b"
-FINDING_MARK = "finding (on the line of the player it names)"
+FINDING_MARK = "finding"
 
 
 def finding_marks(turns: pa.Table, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

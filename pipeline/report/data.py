@@ -24,6 +24,7 @@ from pipeline.dataset.layout import Dataset, open_dataset
 from pipeline.stats import TABLE_NAMES, Filters, run, session
 from pipeline.stats.runner import Model, load_models, set_variables
 from pipeline.errors import UserError
+from pipeline.report.sheet import SheetView, check
 
 REPORT_SQL_DIR = Path(str(files("pipeline.report"))) / "sql"
 
@@ -74,6 +75,7 @@ class ReportData:
     games: dict[str, pa.Table] = field(default_factory=dict)  # GAME_TABLES for detailed games
     detailed_games: list[str] = field(default_factory=list)  # ids, in page order
     dispute_game: str | None = None  # --game: the game whose full timeline leads the page
+    sheet: SheetView | None = None  # --scoresheet: a hand-kept sheet shown beside the dispute game
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -102,12 +104,15 @@ def gather(
     *,
     dispute_game: str | None = None,
     top_games: int = TOP_GAMES,
+    scoresheet: tuple[str, str] | None = None,
 ) -> ReportData:
     """Run every model the page needs over one DuckDB session.
 
     dispute_game: a game id whose full turn-by-turn timeline leads the page; the statistics
-    then cover that game only (filters.game is set to it). Raises GameNotFound if the dataset
-    has no such game, DatasetError if `dataset` is not a dataset.
+    then cover that game only (filters.game is set to it). scoresheet: (name, CSV text) of a
+    hand-kept sheet of that game, checked against its stored turns and shown beside them.
+    Raises GameNotFound if the dataset has no such game, SheetError if the sheet has no row
+    of it, DatasetError if `dataset` is not a dataset.
     """
     ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
     if dispute_game is not None:
@@ -126,6 +131,11 @@ def gather(
         detailed += [g for g in report["disputed_games"].column("game_id").to_pylist() if g not in detailed]
         set_variables(con, {"r_games": detailed})
         games = {name: run(con, f"rpt_report_{name}", models) for name in GAME_TABLES}
+    sheet = None
+    if scoresheet is not None and dispute_game is not None:
+        turns = games["game_turns"]
+        mine = turns.filter(pc.equal(turns["game_id"], dispute_game)).to_pylist()
+        sheet = check(scoresheet[0], scoresheet[1], dispute_game, mine)
     summary = stats["player_summary"]
     per_player = summary.filter(pc.equal(summary["scope"], "player"))
     ranked = per_player.sort_by([("turns", "descending"), ("player", "ascending")])
@@ -139,6 +149,7 @@ def gather(
         games=games,
         detailed_games=detailed,
         dispute_game=dispute_game,
+        sheet=sheet,
     )
 
 
