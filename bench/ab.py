@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/ab.py duckdb,/path/to/old/checkout,. ingest 3
     .venv/bin/python bench/ab.py /path/to/old/checkout,. audit 5
+    .venv/bin/python bench/ab.py /path/to/old/checkout,. stats 5 DATASET   # the default sections
 
 Each checkout runs its own `.venv/bin/farkle-logs` (an editable install imports its own
 tree, and so do the worker processes it spawns), on the 2.9 M-event benchmark log; prints
@@ -25,11 +26,13 @@ from pathlib import Path
 LOG = "/work/benchdata/sim9000.jsonl"
 
 
-def command(tree: str, what: str, out: str) -> list[str]:
+def command(tree: str, what: str, out: str, dataset: str = "") -> list[str]:
     if tree == "duckdb":
         sql = f"COPY (SELECT * FROM read_json('{LOG}')) TO '{out}.parquet' (FORMAT parquet, COMPRESSION zstd)"
         return [sys.executable, "-c", f"import duckdb; duckdb.sql({sql!r})"]
     cli = str(Path(tree).resolve() / ".venv" / "bin" / "farkle-logs")
+    if what == "stats":  # an ingested dataset both trees can read, every default section
+        return [cli, "stats", dataset, "--format", "json"]
     return [cli, "ingest", LOG, "--out", out] if what == "ingest" else [cli, "audit", LOG, "--format", "json"]
 
 
@@ -37,6 +40,9 @@ def main() -> None:
     trees = sys.argv[1].split(",")
     what = sys.argv[2] if len(sys.argv) > 2 else "ingest"
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    dataset = sys.argv[4] if len(sys.argv) > 4 else ""
+    if what == "stats" and not dataset:
+        sys.exit("stats needs a DATASET (a directory written by farkle-logs ingest)")
     work = Path(tempfile.mkdtemp(prefix="farkle-ab-"))
     times: dict[str, list[tuple[float, float]]] = {t: [] for t in trees}
     try:
@@ -46,7 +52,7 @@ def main() -> None:
                 shutil.rmtree(out, ignore_errors=True)
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 start = time.perf_counter()
-                subprocess.run(command(tree, what, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                subprocess.run(command(tree, what, out, dataset), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
                 times[tree].append((time.perf_counter() - start, cpu))
