@@ -271,8 +271,16 @@ def test_verdicts_say_who_won_and_what_a_wrong_claim_rests_on():
         verdict(cut, [], False)
         == "No winner: the log ends before the game does (no game_end); by the dice ana leads 900–400."
     )
+    # a tie by the dice claimed for one: the other's under-claim, said as theirs
+    under = dict(seq=132, line=140, code="bank_mismatch", severity="error", player="milo")
+    tied = [seat("jun", 10050, 10050, True, True), seat("milo", 10000, 10050, False, True)]
+    assert verdict(tied, [under], True) == (
+        "jun and milo tie at 10,050 by the dice; the claim that jun won alone rests on milo's bank mismatch at "
+        "seq 132, line 140."
+    )
     named = dict(seq=283, line=290, code="wrong_winner", severity="error", player=None)
     wrong = [seat("ana", 9000, 9000, True, False), seat("bo", 10100, 10100, False, True)]
     assert verdict(wrong, [named], True) == (
-        "bo wins 10,100–9,000 by the dice; ana's claimed win rests on the wrong winner at seq 283, line 290."
+        "bo wins 10,100–9,000 by the dice; ana's claimed win rests on the game_end naming the wrong winner at "
+        "seq 283, line 290."
     )

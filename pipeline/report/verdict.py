@@ -43,7 +43,12 @@ def verdict(seats: Sequence[dict[str, Any]], findings: Sequence[dict[str, Any]],
         return f"{text}, as claimed; {_count(len(errors), 'error')} in the log did not change the winner."
     if not claimed:
         return f"{text}; the log names no winner."
-    claim = f"{claimed[0]}'s claimed win" if len(claimed) == 1 else f"the claimed tie of {_names(claimed)}"
+    if set(claimed) < set(winners):  # a tie by the dice, claimed for fewer of them
+        claim = f"the claim that {_names(claimed)} won {'alone' if len(claimed) == 1 else 'without ' + _names([w for w in winners if w not in claimed])}"
+    elif len(claimed) == 1:
+        claim = f"{claimed[0]}'s claimed win"
+    else:
+        claim = f"the claimed tie of {_names(claimed)}"
     return f"{text}; {claim} rests on {_evidence(claimed, errors)}."
 
 
@@ -63,24 +68,38 @@ def _evidence(claimed: Sequence[str], errors: Sequence[dict[str, Any]]) -> str:
     if not theirs:
         return "no finding of the audit: the claimed totals are what the dice say"
     theirs = sorted(theirs, key=lambda f: (f.get("seq") is None, f.get("seq") or 0))
-    named = [_finding(f) for f in theirs[:EVIDENCE_SHOWN]]
+    named = [_finding(f, claimed) for f in theirs[:EVIDENCE_SHOWN]]
     more = len(theirs) - len(named)
     text = " and ".join(named) if len(named) <= 2 else ", ".join(named)
     return text + (f", and {_count(more, 'more error')}" if more else "")
 
 
-def _finding(f: dict[str, Any]) -> str:
+def _finding(f: dict[str, Any], claimed: Sequence[str]) -> str:
+    """'the cross-roll meld at seq 178, line 178', or "milo's bank mismatch at ..." for a
+    finding about someone other than the claimed winners."""
     where = []
     if f.get("seq") is not None:
         where.append(f"seq {f['seq']}")
     if f.get("line") is not None:
         where.append(f"line {f['line']}")
-    return f"the {phrase(f['code'])}" + (f" at {', '.join(where)}" if where else "")
+    whose = f"{f['player']}'s" if f.get("player") and f["player"] not in claimed else "the"
+    return f"{whose} {phrase(f['code'])}" + (f" at {', '.join(where)}" if where else "")
+
+
+# Codes whose words alone would read wrongly in "rests on the ..."
+PHRASES = {
+    "cross_roll_meld": "cross-roll meld",
+    "wrong_winner": "game_end naming the wrong winner",
+    "kept_not_rolled": "keep of dice not rolled",
+    "non_scoring_kept": "non-scoring keep",
+    "unknown_game": "event of an unknown game",
+}
 
 
 def phrase(code: str) -> str:
-    """A finding code as words: cross_roll_meld -> 'cross-roll meld'."""
-    return code.replace("cross_roll", "cross-roll").replace("_", " ")
+    """A finding code as words: cross_roll_meld -> 'cross-roll meld', scoring_error ->
+    'scoring error'."""
+    return PHRASES.get(code, code.replace("_", " "))
 
 
 def _names(names: Sequence[str]) -> str:
