@@ -17,9 +17,6 @@ from pipeline.errors import UserError
 from pipeline.model import Finding, TurnRecord, severity_of
 
 HEADER = ["game_id", "turn", "player", "points", "total"]
-# Spreadsheets export CSV with `;` between fields where the decimal mark is a comma: a header
-# line with more `;` than `,` is read that way (every number on a sheet is whole).
-DELIMITERS = (",", ";")
 
 
 class SheetError(UserError):
