@@ -73,7 +73,7 @@ PYTHON_MODELS: dict[str, Model] = {
             "int_race_choices",
             "",
             "python",
-            ("int_race_judge_input", "int_race_rulesets"),
+            ("int_race_judge_input", "int_race_turns", "int_race_rulesets"),
             "pipeline.solved.judge:race_choices",
         ),
     )
