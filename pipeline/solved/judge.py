@@ -181,8 +181,9 @@ def _numbers(array: pa.Array, dtype) -> np.ndarray:
 
 class Totals:
     """The banked totals at each turn's start (int_race_turns), found for each choice by its
-    game, player and turn: a sorted key per turn and a binary search per choice, as an inner
-    join on the three would pair them (a choice of no such turn is not a two-player state)."""
+    game, player and turn, as an inner join on the three would pair them (a choice of no such
+    turn is not a two-player state): one integer key per turn, looked up in a dense array of
+    the keys when it is small (game numbers are dense), else by binary search."""
 
     def __init__(self, turns: pa.Table):
         import pyarrow.compute as pc
@@ -199,10 +200,18 @@ class Totals:
         valid = keys >= 0
         order = np.argsort(keys, kind="stable")
         order = order[valid[order]]
+        first = np.ones(len(order), dtype=np.bool_)  # a key twice: the first turn, as before
+        first[1:] = keys[order[1:]] != keys[order[:-1]]
+        order = order[first]
         self.keys = keys[order]
         self.mover = _column(turns, "mover_total")[order]
         self.other = _column(turns, "other_total")[order]
         self.row = np.zeros(0, dtype=np.int64)
+        size = int(self.keys[-1]) + 1 if len(self.keys) else 0
+        self.slot: np.ndarray | None = None
+        if size <= max(1 << 20, 8 * len(self.keys)):
+            self.slot = np.full(size, -1, dtype=np.int64)
+            self.slot[self.keys] = np.arange(len(self.keys))
 
     def _keys(self, game: np.ndarray, code: np.ndarray, turn: np.ndarray) -> np.ndarray:
         ok = (code >= 0) & (game >= 0) & (turn != NULL) & (turn >= self.turn_lo) & (turn < self.turn_lo + self.span)
@@ -217,9 +226,15 @@ class Totals:
         game = _filled(batch.column("game_no"))
         turn = _filled(batch.column("turn"))
         keys = self._keys(game, code, turn)
-        at = np.searchsorted(self.keys, keys)
-        at[at >= len(self.keys)] = 0
-        found = (keys >= 0) & (self.keys[at] == keys) if len(self.keys) else np.zeros(len(keys), dtype=np.bool_)
+        if self.slot is not None:
+            inside = (keys >= 0) & (keys < len(self.slot))
+            at = np.full(len(keys), -1, dtype=np.int64)
+            at[inside] = self.slot[keys[inside]]
+            found = at >= 0
+        else:
+            at = np.searchsorted(self.keys, keys)
+            at[at >= len(self.keys)] = 0
+            found = (keys >= 0) & (self.keys[at] == keys)
         self.row = at[found]
         return found
 
