@@ -143,6 +143,10 @@ class Event:
     winner: str | tuple[str, ...] | None = None
     scores: dict[str, int] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # keep: the turn's claimed running total after it, logged instead of `points` (the
+    # claim is then the difference from the turn's earlier claimed keeps; log-format.md)
+    turn_points: int | None = None
+    reason: str | None = None  # game_end: "finished" or "abandoned" as logged (None: absent, finished)
 
 
 @dataclass(slots=True)
@@ -161,6 +165,9 @@ class BadLine:
     game_id: str | None = None
     seq: int | None = None
     player: str | None = None
+    # the line's `type` when it is one of the event types: a rejected game_start is named
+    # in its game's first unknown_game message
+    type: str | None = None
 
 
 @dataclass(slots=True)
@@ -225,6 +232,8 @@ class GameResult:
     first_ts: str | None = None
     last_ts: str | None = None
     events: int = 0
+    # how the first game_end says the game ended: "finished" or "abandoned"; None without one
+    ended: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -234,6 +243,7 @@ class GameResult:
             "winner_claimed": self.winner_claimed,
             "winner_corrected": self.winner_corrected,
             "complete": self.complete,
+            "ended": self.ended,
         }
 
 
@@ -248,7 +258,7 @@ class TurnRecord:
     end_seq: int | None  # seq of the bank/farkle that ended it (see end_implied); None if left open
     rolls: int
     hot_dice: int
-    outcome: str  # "bank", "farkle" or "open" (cut off)
+    outcome: str  # "bank", "farkle" or "open" (cut off, or forfeited at an abandoned game_end)
     claimed_points: int  # claimed bank points; 0 for a farkle
     corrected_points: int
     dice_left: int | None  # dice not kept when the turn ended (None if no roll)
@@ -275,11 +285,12 @@ class RollRecord:
     scored: bool  # False: the roll is a farkle (no scoring die)
     best_value: int  # value of the roll's best keep (0 if farkle)
     kept: tuple[int, ...] | None = None  # dice kept from it, if a keep followed
-    kept_claimed: int | None = None
+    kept_claimed: int | None = None  # the keep's claimed points (a running total's difference)
     kept_value: int | None = None  # corrected value of the keep
     ts: str | None = None
     points_before: int = 0  # corrected turn points before this roll (what the dice gave so far)
     opened: bool = False  # whether the player had opened (any bank replayed) before this turn
+    kept_turn_points: int | None = None  # the keep's claimed running total, when logged so
 
 
 @dataclass(slots=True)

@@ -17,7 +17,8 @@ filtered as (
         games.game_id,
         games.ruleset,
         games.ruleset_name,
-        games.complete
+        games.complete,
+        games.finished
     from games
     where getvariable('f_players') is null
        or games.game_id in (
@@ -34,7 +35,8 @@ final as (
         dense_rank() over (order by ruleset) as ruleset_id,
         row_number() over (order by game_id) as game_no,
         ruleset_name,
-        complete
+        complete,
+        finished
     from filtered
 )
 

@@ -1,10 +1,11 @@
 -- Report: one row per player (and an overall row): games and wins, turn value, bust rate,
 -- hot dice, small banks, findings, claimed vs corrected points. Every rate comes with its
 -- numerator and opportunities.
---   games: games sat in; complete_games: those that reached game_end; wins: complete games
---     won on corrected scores (a tie is a win for each tied player), win_rate = wins /
---     complete_games (per player only; null on the overall row); wins_claimed likewise on
---     the claimed scores.
+--   games: games sat in; complete_games: those that reached game_end; finished_games: those
+--     whose game_end is not abandoned (int_finished_games); wins: finished games won on
+--     corrected scores (a tie is a win for each tied player), win_rate = wins /
+--     finished_games (per player only; null on the overall row); wins_claimed likewise on
+--     the claimed scores. An abandoned game has no winner: its turns count, its result not.
 --   turns: finished turns (banked or farkled); points: their corrected value (farkle = 0).
 --   rolls, farkles: every roll; bust_rate = farkles / rolls.
 --   hot_dice_per_100_turns = 100 * hot_dice / turns.
@@ -33,8 +34,9 @@ games_by_player as (
         player,
         count(distinct game_id) as games,
         count(distinct game_id) filter (where complete) as complete_games,
-        count(*) filter (where complete and won_corrected) as wins,
-        count(*) filter (where complete and won_claimed) as wins_claimed,
+        count(distinct game_id) filter (where finished) as finished_games,
+        count(*) filter (where finished and won_corrected) as wins,
+        count(*) filter (where finished and won_claimed) as wins_claimed,
         sum(claimed_total)::bigint as claimed_points,
         sum(corrected_total)::bigint as corrected_points
     from seats
@@ -94,8 +96,9 @@ final as (
         spine.player,
         coalesce(g.games, 0) as games,
         coalesce(g.complete_games, 0) as complete_games,
+        coalesce(g.finished_games, 0) as finished_games,
         coalesce(g.wins, 0) as wins,
-        case when not spine.is_overall then rate(g.wins, g.complete_games) end as win_rate,
+        case when not spine.is_overall then rate(g.wins, g.finished_games) end as win_rate,
         coalesce(g.wins_claimed, 0) as wins_claimed,
         coalesce(t.turns, 0) as turns,
         coalesce(t.farkled_turns, 0) as farkled_turns,

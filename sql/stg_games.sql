@@ -9,6 +9,7 @@ final as (
         ruleset::varchar as ruleset,
         ruleset_name::varchar as ruleset_name,
         complete::boolean as complete,
+        ended::varchar as ended,
         first_ts::timestamptz as first_ts,
         last_ts::timestamptz as last_ts
     from source

@@ -19,4 +19,5 @@ STANDARD_KNOBS = {
     "farkle_penalty": 0,
     "penalty_after": 3,
     "target": 10000,
+    "rounds": None,
 }

@@ -65,6 +65,7 @@ def test_game_split_across_a_plain_and_a_gzip_file_is_replayed_whole(tmp_path):
             "winner_claimed": ["ana"],
             "winner_corrected": ["ana"],
             "complete": True,
+            "ended": "finished",
         }
     ]
     # In the wrong order the second part comes first: unknown game, then a seq gap is not

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli.main import app
 from pipeline.dataset.layout import POINTER, open_dataset
+from pipeline.dataset.tables import DATASET_VERSION
 from pipeline.ingest import StoreError, ingest
 from pipeline.dataset.store import Store, acquire_lock
 from tests.dataset_helpers import farkle, no_traceback, two_logs, two_snapshots
@@ -262,7 +263,9 @@ def _damage(ds: Path, rng: random.Random) -> str:
         elif how == "empty":
             target.write_bytes(b"")
         else:
-            target.write_text(json.dumps({"format": "farkle-logs", "dataset_version": 2, "snapshot": "x"}))
+            target.write_text(
+                json.dumps({"format": "farkle-logs", "dataset_version": DATASET_VERSION, "snapshot": "x"})
+            )
     return f"{how} {target.relative_to(ds)}"
 
 

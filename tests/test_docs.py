@@ -34,7 +34,12 @@ def test_docs_linked_from_the_readme_exist():
     import re
 
     for link in re.findall(r"\]\((docs/[^)]+|schemas/[^)]+)\)", readme):
-        assert (ROOT / link).exists(), link
+        path, _, anchor = link.partition("#")
+        assert (ROOT / path).exists(), link
+        if anchor:  # a heading of that file, as GitHub makes its anchor
+            headings = re.findall(r"^#+ (.+)$", (ROOT / path).read_text(encoding="utf-8"), re.M)
+            anchors = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in headings}
+            assert anchor in anchors, link
 
 
 def test_python_dash_m_runs_the_cli():

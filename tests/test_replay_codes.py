@@ -105,10 +105,20 @@ def test_second_game_start_is_seq_error_and_not_replayed():
     log = Log()
     log.opening_turn("ana")
     log.event("game_start", players=["zed"], rules="playmonster")  # seq 5
+    log.seq -= 1  # it uses up no seq (log-format.md): bo's turn is due at seq 5
     log.opening_turn("bo")  # still bo's turn in the original game
     out = audit(log)
-    assert codes(out) == [(5, "seq_error")]
+    assert [(f.seq, f.code, f.claimed, f.expected) for f in out.findings][:1] == [(5, "seq_error", 5, 5)]
+    assert codes(out) == [(5, "seq_error")]  # warnings aside: nothing else
     assert out.games[0].players == ("ana", "bo")
+
+
+def test_the_event_after_a_second_game_start_that_took_a_seq_is_a_gap():
+    log = Log()
+    log.opening_turn("ana")
+    log.event("game_start", players=["zed"], rules="playmonster")  # seq 5, used up by nothing
+    log.opening_turn("bo")  # seq 6: 5 is missing
+    assert codes(audit(log)) == [(5, "seq_error"), (6, "seq_error")]
 
 
 def test_play_after_game_over():

@@ -128,7 +128,9 @@ def test_split_game_given_in_order():
     assert got["findings"].num_rows == 0 and got["games"].num_rows == 1
 
 
-@pytest.mark.parametrize("name", ["clean_playmonster.jsonl", "disputed_meld.jsonl", "messy_server.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["clean_playmonster.jsonl", "disputed_meld.jsonl", "messy_server.jsonl", "real_apps.jsonl"]
+)
 def test_golden_logs(name):
     assert_same_tables(events_table(sample_lines(ROOT / "tests" / "golden" / name)))
 

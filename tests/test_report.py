@@ -145,9 +145,9 @@ def test_one_vega_bundle_for_all_charts(page):
     doc = Tags(page)
     figures = [a for a in doc.all("figure") if a.get("data-chart")]
     specs = [a for a in doc.all("script") if (a.get("id") or "").startswith("spec-")]
-    # bust, turns, decisions, three of decision quality (two single-turn, the two-player games'
-    # loss per game), two of findings, dice
-    assert len(figures) == len(specs) == 9
+    # rating over time, head to head, bust, turns, decisions, three of decision quality (two
+    # single-turn, the two-player games' loss per game), two of findings, dice
+    assert len(figures) == len(specs) == 11
     assert "spec-race_loss" in {a.get("id") for a in specs}
     assert page.count("window.vegaEmbed=") == 1
     # The bundle is most of the page; the data of a small dataset adds little.
@@ -310,6 +310,7 @@ runner = CliRunner()
 
 def test_cli_writes_the_page_and_prints_its_path(dataset, tmp_path):
     out = tmp_path / "sub" / "r.html"
+    out.parent.mkdir()  # an output's folder must exist (tests/test_safe_writes.py)
     result = runner.invoke(app, ["report", str(dataset), "-o", str(out), "--title", "T"])
     assert result.exit_code == 0, result.output
     assert str(out.resolve()) in result.output

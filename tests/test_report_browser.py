@@ -204,17 +204,20 @@ def pages(tmp_path_factory) -> dict[str, Path]:
         (
             "report",
             {
+                "rating",
+                "head_to_head",
                 "bust",
                 "turns",
                 "decisions",
                 "quality_state",
                 "quality_players",
+                "race_loss",
                 "findings_by_code",
                 "findings_over_time",
                 "dice",
             },
         ),
-        ("game", {"dispute"}),  # the dispute page is about its game: no population charts
+        ("game", {"dispute", "dispute_race"}),  # the dispute page is about its game: no population charts
         ("empty", set()),
     ],
 )

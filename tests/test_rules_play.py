@@ -16,6 +16,8 @@ import pytest
 
 from pipeline.rules import play
 from pipeline.rules.play import (
+    NO_ROUND_LIMIT,
+    NO_TARGET,
     BANK_OK,
     BELOW_MINIMUM,
     BELOW_OPENING,
@@ -33,8 +35,11 @@ from pipeline.rules.play import (
     key_counts,
     key_within,
     opened_after_bank,
+    rounds_knob,
+    running_claim,
     streak_after_bank,
     streak_after_farkle,
+    target_knob,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,21 +140,35 @@ def test_final_round_gives_every_other_player_one_more_turn():
     of every other player. Three seats; seat 1 reaches it."""
     owed = [0, 0, 0]
     reached, left = final_round_step(0, 9000, 10000, NOBODY, owed, 0)
-    assert (reached, left, game_over(reached, left)) == (NOBODY, 0, False)
+    assert (reached, left, game_over(reached, left, 0, NO_ROUND_LIMIT)) == (NOBODY, 0, False)
     reached, left = final_round_step(1, 10050, 10000, reached, owed, left)
     assert (reached, left, owed) == (1, 2, [1, 0, 1])
     reached, left = final_round_step(2, 12000, 10000, reached, owed, left)  # a higher total changes nothing
-    assert (reached, left, owed, game_over(reached, left)) == (1, 1, [1, 0, 0], False)
+    assert (reached, left, owed, game_over(reached, left, 0, NO_ROUND_LIMIT)) == (1, 1, [1, 0, 0], False)
     reached, left = final_round_step(2, 12000, 10000, reached, owed, left)  # out of turn again: owed no more
     assert (reached, left) == (1, 1)
     reached, left = final_round_step(0, 9000, 10000, reached, owed, left)
-    assert (reached, left, game_over(reached, left)) == (1, 0, True)
+    assert (reached, left, game_over(reached, left, 0, NO_ROUND_LIMIT)) == (1, 0, True)
+
+
+def test_the_round_limit_ends_the_game_whichever_comes_first():
+    """rules.md, `rounds`: over once every player has played `rounds` turns, or at the end
+    of the final round that reaching the target starts, whichever comes first."""
+    assert not game_over(NOBODY, 0, 9, NO_ROUND_LIMIT)
+    assert not game_over(NOBODY, 0, 9, 10) and game_over(NOBODY, 0, 10, 10)
+    assert game_over(0, 0, 3, 10)  # the final round came first
+    assert not game_over(0, 1, 9, 10) and game_over(0, 1, 10, 10)  # the round limit came first
+    owed = [0, 0]
+    assert final_round_step(0, 10**9, NO_TARGET, NOBODY, owed, 0) == (NOBODY, 0)  # no target: never reached
+    assert target_knob(None) == NO_TARGET and target_knob(500) == 500
+    assert rounds_knob(None) == NO_ROUND_LIMIT and rounds_knob(7) == 7
+    assert running_claim(750, 150) == 600 and running_claim(50, 150) == -100
 
 
 def test_a_lone_player_is_over_on_reaching_the_target():
     owed = [0]
     reached, left = final_round_step(0, 10000, 10000, NOBODY, owed, 0)
-    assert game_over(reached, left)
+    assert game_over(reached, left, 0, NO_ROUND_LIMIT)
 
 
 def test_the_compiled_functions_are_the_same_functions():

@@ -27,7 +27,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # What the build reads: the package, the stats layer at the top, the build configuration.
 SOURCES = ("pipeline", "sql", "pyproject.toml", "setup.py", "README.md")
-SECTIONS = ("bust", "turns", "decisions", "players", "dice", "decisions-quality")
+SECTIONS = (
+    "bust",
+    "turns",
+    "decisions",
+    "players",
+    "dice",
+    "decisions-quality",
+    "ratings",
+    "rating-history",
+    "head-to-head",
+    "trends",
+)
 GAMES = 40
 
 pytestmark = pytest.mark.wheel
@@ -120,8 +131,26 @@ def test_the_installed_wheel_runs_the_main_job(installed, tmp_path):
             (overall,) = [row for row in out["tables"]["player_summary"] if row["scope"] == "overall"]
             assert overall["games"] == GAMES
 
+    # exploring the dataset: the games, the stored findings (the audit's), a read-only query
+    games = json.loads(run("games", "data", "--format", "json").stdout)
+    assert len(games) == GAMES
+    stored = json.loads(run("findings", "data", "--format", "json").stdout)
+    assert {(r["game_id"], r["code"]) for r in stored if r["game_id"] is not None} == found
+    (count,) = json.loads(run("sql", "data", "select count(*) as n from game_players", "--format", "json").stdout)
+    assert count["n"] == sum(len(g["players"]) for g in games)
+
     run("report", "data", "-o", "report.html")
     page = (cwd / "report.html").read_text(encoding="utf-8")
-    for heading in ("Overview", "Bust rate by dice left", "Decision quality", "Players", "Audit findings"):
+    for heading in (
+        "Overview",
+        "Standings",
+        "Rating over time",
+        "Head to head",
+        "Bust rate by dice left",
+        "Decision quality",
+        "Players",
+        "Audit findings",
+        "Player by player",
+    ):
         assert f"<h2>{heading}" in page, heading
     assert page.rstrip().endswith("</html>")

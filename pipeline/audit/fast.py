@@ -277,7 +277,7 @@ def scan(
                 parts, default_rules, on_items, on_problem, max_line_bytes=max_line_bytes, give_up=give_up, jit=jit
             )
     except NotInBlocks:
-        parts = [(InputSource(s.name, path=s.path), 0, None) for s in sources]
+        parts = [(s.fresh(), 0, None) for s in sources]
     summary = _scan_parts(
         parts,
         default_rules,

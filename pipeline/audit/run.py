@@ -111,7 +111,8 @@ def audit_sources(
     told of every n lines read.
     """
     rules = default_rules or Ruleset.builtin("standard")
-    if reference or games is not None or sheet is not None or any(s.is_stdin for s in sources):
+    # stdin (read once) and logs at URLs (read as streams) take the one-pass reference path
+    if reference or games is not None or sheet is not None or any(s.path is None for s in sources):
         advance = (lambda: on_item(1)) if on_item is not None else None
         return audit_stream(
             read_events(sources, on_problem=on_problem, max_line_bytes=max_line_bytes),
@@ -129,7 +130,7 @@ def audit_sources(
             sources, rules, problems.append, on_item, max_line_bytes=max_line_bytes, give_up=True, jit=jit
         )
     except audit_fast.MostlyBad:  # a log of mostly bad lines: one reference pass is cheaper than two
-        fresh = [InputSource(s.name, path=s.path) for s in sources]  # no stdin here: files read again
+        fresh = [s.fresh() for s in sources]  # no stdin here: files read again
         advance = (lambda: on_item(1)) if on_item is not None else None
         return audit_stream(
             read_events(fresh, on_problem=on_problem, max_line_bytes=max_line_bytes),

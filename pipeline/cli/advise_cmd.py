@@ -63,10 +63,7 @@ def advise(
         policy = solve(ruleset)
     except SolverBudgetError:
         policy = None
-    try:
-        advice = advise_at(solved, policy, a, b, turn_points, n, dice_rolled)
-    except ValueError as exc:
-        usage_error(str(exc))
+    advice = advise_at(solved, policy, a, b, turn_points, n, dice_rolled)  # AdviceError: exit 2
     if format is TextOrJson.json:
         stdout.print_json(json.dumps(advice_json(advice)))
         return

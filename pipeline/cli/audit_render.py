@@ -214,9 +214,16 @@ def winner_lines(result) -> list[str]:
         if corrected:
             lines.append(f"leading by the dice: {_names(corrected)}")
         return lines
+    if getattr(result, "ended", None) == "abandoned":
+        lines.append(f"the game was abandoned; winner named: {_names(claimed) if claimed else 'none'}")
+        if best is not None:
+            leaders = [p for p, total in result.corrected.items() if total == best]
+            lines.append(f"no winner by the dice (leading when it stopped: {_names(leaders)})")
+        return lines
     same = "same as claimed" if set(claimed or ()) == set(corrected or ()) else "DIFFERENT from the claim"
     lines.append(f"winner claimed: {_names(claimed)}")
-    if target is not None and best is not None and best < target:
+    rounds = getattr(result.ruleset, "rounds", None)
+    if target is not None and rounds is None and best is not None and best < target:
         lines.append(
             f"by the dice nobody reached the target of {target:,}: the game was not over "
             f"({_names(corrected)} leads with {best:,})"
@@ -301,6 +308,9 @@ def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = N
         f"{clean:,} clean, {games - clean:,} with findings; {report.errors:,} error{'s' if report.errors != 1 else ''}, "
         f"{warnings:,} warning{'s' if warnings != 1 else ''}"
     )
+    abandoned = sum(1 for g in report.games if getattr(g, "ended", None) == "abandoned")
+    if abandoned:
+        console.line(f"{abandoned:,} game{'s' if abandoned != 1 else ''} abandoned (no winner by the dice)")
     if report.file_problems or report.sheet_problems:
         console.line(
             f"{len(report.file_problems) + len(report.sheet_problems):,} unreadable files or rows (named on stderr)"

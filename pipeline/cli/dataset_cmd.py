@@ -7,7 +7,7 @@ import json
 
 import typer
 
-from pipeline.cli.common import EXIT_DATA, EXIT_OK, TextOrJson, stdout
+from pipeline.cli.common import EXIT_DATA, EXIT_OK, TextOrJson, stdout, usage_error
 from pipeline.cli.main import app, make_app
 
 dataset_app = make_app(help="Check a dataset directory file by file, or repair one that is damaged.")
@@ -31,12 +31,25 @@ def check(
     fix them). 2: DATASET is not a farkle-logs dataset (missing, foreign, another version)."""
     from pipeline.dataset.verify import check_dataset
 
+    _local_only(dataset, "check")
     report = check_dataset(dataset, full=full)
     if format is TextOrJson.json:
         stdout.print_json(json.dumps(report.to_dict()))
     else:
         stdout.print(_check_text(dataset, report), markup=False)
     raise typer.Exit(EXIT_OK if report.healthy else EXIT_DATA)
+
+
+def _local_only(dataset: str, command: str) -> None:
+    """`check` and `repair` verify and re-point a local directory; a dataset at a URL is read
+    by stats and report, which check its pointer, manifest and listed files as they open it."""
+    from pipeline.storage import is_url
+
+    if is_url(dataset):
+        usage_error(
+            f"{dataset}: `dataset {command}` works on a local dataset; a dataset on an object store is checked "
+            "by `stats` and `report` as they open it (docs/spark.md, \"Object stores\")"
+        )
 
 
 def _check_text(path: str, report) -> str:
@@ -57,18 +70,21 @@ def _check_text(path: str, report) -> str:
     if report.problems:
         lines.append(f"problems ({len(report.problems)}):")
         lines += [f"  {p}" for p in report.problems]
+    if report.copies:
+        lines.append(f"copies: {report.copies.describe()}")
     if report.notes:
         lines.append("notes:")
         lines += [f"  {n}" for n in report.notes]
-    lines.append(
-        "healthy"
-        if report.healthy
-        else f"DAMAGED: `farkle-logs dataset repair {path}` points it at its newest complete snapshot"
-    )
+    if report.problems:
+        lines.append(f"DAMAGED: `farkle-logs dataset repair {path}` points it at its newest complete snapshot")
+    elif report.copies:
+        lines.append(f"COPIES: `farkle-logs dataset repair {path}` drops the later copies and replays their games")
+    else:
+        lines.append("healthy")
     return "\n".join(lines)
 
 
-@dataset_app.command("repair", short_help="Point a damaged dataset at its newest complete snapshot.")
+@dataset_app.command("repair", short_help="Point a damaged dataset at its newest complete snapshot; drop copies.")
 def repair(
     dataset: str = typer.Argument(..., metavar="DATASET", help="A dataset directory written by `farkle-logs ingest`."),
     full: bool = typer.Option(False, "--full", help=FULL_HELP),
@@ -77,15 +93,31 @@ def repair(
     ),
 ) -> None:
     """Point a damaged dataset at its newest complete snapshot; deletes nothing (snapshots
-    it drops go to DATASET/.damaged/) and names the input files to ingest again.
+    it drops go to DATASET/.damaged/) and names the input files to ingest again. Then drop
+    the later copies of events stored twice from two sources (what `dataset check` calls
+    copies) and replay their games.
 
     Exit 0: healthy, or repaired. 1: no snapshot verifies (nothing changed). 2: DATASET is
     not a farkle-logs dataset, another ingest holds it, or it cannot be written."""
     from pipeline.dataset.repair import repair_dataset
+    from pipeline.ingest.copies import drop_copies
 
+    _local_only(dataset, "repair")
     result = repair_dataset(dataset, full=full)
+    dropped = drop_copies(dataset) if result.ok else None
+    if dropped is not None and dropped.snapshot is not None:
+        if result.healthy:  # its files verify, but it held copies: not "nothing to repair"
+            result.actions = [f"snapshot {result.before}: its manifest and files verify"]
+        result.actions.append(
+            f"dropped {dropped.events:,} later cop{'y' if dropped.events == 1 else 'ies'} of events stored twice "
+            f"from two sources ({', '.join(f'{n:,} from {name}' for name, n in sorted(dropped.by_file.items()))}) "
+            f"and replayed their {dropped.games:,} game(s): snapshot {dropped.snapshot}"
+        )
+        result.after = dropped.snapshot
     if format is TextOrJson.json:
-        stdout.print_json(json.dumps(result.to_dict()))
+        data = result.to_dict()
+        data["copies_dropped"] = dropped.events if dropped is not None else 0
+        stdout.print_json(json.dumps(data))
     else:
         lines = [f"{dataset}: {action}" for action in result.actions]
         if result.reingest:

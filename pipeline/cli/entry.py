@@ -8,7 +8,8 @@ message and an exit code. No input or dataset state may end in a bare Python tra
 - standard output that cannot be written (`> /dev/full`): `error: cannot write output:
   No space left on device`, exit 2; a reader that closed the pipe early (`| head`): quiet,
   exit 141, what a shell reports for a process stopped by SIGPIPE;
-- Ctrl-C: exit 130;
+- Ctrl-C: exit 130; SIGTERM (`timeout`, `kill`, systemd, docker stop) is handled the same
+  way (what a command removes or closes on Ctrl-C, it removes on SIGTERM), exit 143;
 - anything else is a bug: a one-line header asking for a report, then the traceback,
   exit 70 (EX_SOFTWARE of sysexits.h).
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sys
 import traceback
 from typing import Any
@@ -27,6 +29,7 @@ from typing import Any
 EXIT_USAGE = 2
 EXIT_BUG = 70
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, what a shell reports for a process it stopped
 EXIT_PIPE_CLOSED = 141
 BUG_HEADER = "farkle-logs hit a bug; please report it with the command you ran"
 
@@ -96,6 +99,22 @@ class _Guarded:
         return getattr(self._stream, name)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, like Ctrl-C's KeyboardInterrupt: every `finally`
+    and `except BaseException` that cleans up after Ctrl-C (an ingest's staging files and
+    worker processes) cleans up after it too."""
+
+
+_terminated = False  # SIGTERM arrived (Typer turns the KeyboardInterrupt into exit 130)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    global _terminated
+    _terminated = True
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: a second one must not cut the cleanup short
+    raise Terminated
+
+
 AS_PROGRAM = False  # True when main() runs: this process is the farkle-logs program, nothing else
 
 
@@ -104,6 +123,7 @@ def main() -> None:
     global AS_PROGRAM, _skip_teardown
     AS_PROGRAM = True
     _skip_teardown = False  # only a command of this very call may ask (not one run earlier in-process)
+    signal.signal(signal.SIGTERM, _on_sigterm)
     real_stdout = sys.stdout
     if real_stdout is not None:
         sys.stdout = _Guarded(real_stdout)
@@ -149,6 +169,8 @@ def _run() -> int:
             code = 0
         except SystemExit as exit_:
             code = _exit_code(exit_)
+        if _terminated and code == EXIT_INTERRUPTED:
+            code = EXIT_TERMINATED
         sys.stdout.flush()  # output still buffered must reach its file, or say why not
         return code
     except OutputError as exc:
@@ -157,9 +179,9 @@ def _run() -> int:
             return EXIT_PIPE_CLOSED
         _error(f"cannot write output: {exc}")
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         _silence_stdout()
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
     except Exception as exc:  # the last line of defence: see the module docstring
         _silence_stdout()
         message = _known_error(exc)

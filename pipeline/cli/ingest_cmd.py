@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 from typing import List, Optional
 
@@ -34,6 +35,13 @@ def ingest_command(
     rules: Optional[str] = typer.Option(
         None, "--rules", "-r", metavar="RULES", help=RULES_HELP + " Used for games whose game_start has no rules."
     ),
+    name: Optional[str] = typer.Option(
+        None,
+        "--name",
+        metavar="NAME",
+        help="Name the stream read (- or a pipe) like a file: the next run with the same name reads it again, "
+        "its old lines duplicates. Without it, a stream whose content is stored already adds nothing.",
+    ),
     format: TextOrJson = typer.Option(
         TextOrJson.text, "--format", "-f", metavar="FORMAT", help="Summary as text or json."
     ),
@@ -53,6 +61,7 @@ def ingest_command(
     from pipeline.cli.dataset_options import dataset_failure
     from pipeline import engines
     from pipeline.ingest import InputErrors, StoreError
+    from pipeline.ingest.identity import StreamNameError
     from pipeline.dataset.store import describe_os_error
     from pipeline.reader.inputs import InputError
 
@@ -66,12 +75,24 @@ def ingest_command(
         stderr.print(f"note: {message}")
 
     try:
-        with outcome("nothing was ingested", InputError, InputErrors, StoreError):
+        with outcome("nothing was ingested", InputError, InputErrors, StoreError, StreamNameError):
             with progress_bar("ingest (bytes read)") as advance:
                 summary = engines.ingest(
-                    logs, out, ruleset, route, progress=advance, notice=notice, max_line_bytes=max_line_bytes
+                    logs,
+                    out,
+                    ruleset,
+                    route,
+                    progress=advance,
+                    notice=notice,
+                    max_line_bytes=max_line_bytes,
+                    stream_name=name,
                 )
     except OSError as exc:  # the reader reports input problems itself: this is the dataset's disk
+        if exc.errno in (errno.EMFILE, errno.ENFILE):
+            usage_error(
+                f"too many open files: {exc.filename or out}: the limit of open files (`ulimit -n`) is too low "
+                "for this run; nothing was ingested, the dataset is as it was"
+            )
         usage_error(
             f"cannot write to the dataset: {describe_os_error(exc, out)}; nothing was ingested, "
             "the dataset is as it was"
@@ -106,6 +127,8 @@ def _text(d: dict) -> str:
     ]
     if d.get("superseded"):
         lines.append(f"superseded {d['superseded']:>12,}  stored lines replaced: their file changed there")
+        for f in d.get("superseded_files", []):
+            lines.append(f"           {f['path']}: {f['events']:,} stored events, {f['rejects']:,} rejects replaced")
     if d["file_problems"]:
         lines.append(f"broken     {d['file_problems']:>12,}  files (see the notes above)")
     lines.append(f"time       {d['seconds']:>12,.2f}  s, {d['events_per_second']:,.0f} events/s")

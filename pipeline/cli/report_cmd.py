@@ -9,8 +9,9 @@ import typer
 
 from pipeline.cli.common import note, stdout, usage_error
 from pipeline.cli.main import app
+from pipeline.cli.stats_cmd import LeaguePeriod
 from pipeline.cli.dataset_options import (
-    PlayerOption,
+    PlayersOption,
     RulesFilterOption,
     SinceOption,
     UntilOption,
@@ -24,12 +25,16 @@ from pipeline.cli.dataset_options import (
 def report(
     dataset: str = typer.Argument(..., metavar="DATASET", help="A dataset directory written by `farkle-logs ingest`."),
     out: str = typer.Option(
-        "report.html", "--out", "-o", metavar="FILE", help="The HTML file to write (replaced if it exists)."
+        "report.html",
+        "--out",
+        "-o",
+        metavar="FILE",
+        help="The HTML file to write: a regular file (replaced) or a new name in an existing folder.",
     ),
     title: Optional[str] = typer.Option(
         None, "--title", "-t", metavar="TEXT", help="The page title (default: from the dataset or game)."
     ),
-    player: PlayerOption = None,
+    player: PlayersOption = None,
     rules: RulesFilterOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -40,23 +45,32 @@ def report(
         metavar="ID",
         help="A dispute view of this game_id: its turn-by-turn timeline leads the page, which covers it only.",
     ),
+    min_games: int = typer.Option(
+        0, "--min-games", min=0, metavar="N", help="Standings: list the players with at least N rated games."
+    ),
+    by: LeaguePeriod = typer.Option(
+        LeaguePeriod.month, "--by", metavar="PERIOD", help="Player panels: trends per week or month."
+    ),
 ) -> None:
-    """Write one HTML page (charts, player table, audit findings) that opens offline by
-    double-click.
+    """Write one HTML page (standings, rating over time, head to head, charts, player table,
+    audit findings, a panel per player) that opens offline by double-click.
 
     Exit 0; 2: bad usage (DATASET missing, not a dataset or damaged, a filter or --game that
-    matches no game, an output that cannot be written).
+    matches no game, a --min-games that leaves no player, an output that cannot be written).
     """
     from pipeline.cli.dataset_options import filters_match_or_exit
+    from pipeline.files import check_output_path
     from pipeline.report import write_report
+    from pipeline.stats import League
     from pipeline.strategy.solver import refusals
 
+    check_output_path(out)  # before the work: a device, a link, a missing folder (exit 2)
     filters = filters_or_exit(player, rules, since, until)
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, dataclasses.replace(filters, game=game) if game is not None else filters, rules)
     try:
         with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
-            path = write_report(ds, out, filters, title=title, game=game)
+            path = write_report(ds, out, filters, title=title, game=game, league=League(min_games, by.value))
     except OSError as exc:
         usage_error(f"cannot write {out}: {exc.strerror or exc}")
     except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)

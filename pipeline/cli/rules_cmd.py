@@ -45,7 +45,7 @@ def show_rules(
     (expected turn value, bank thresholds; a single-turn model)."""
     from rich.table import Table
 
-    from pipeline.rules.describe import odds_rows, scoring_rows
+    from pipeline.rules.describe import game_end_text, odds_rows, scoring_rows
     from pipeline.strategy import solve
     from pipeline.strategy.solver import SolverBudgetError
 
@@ -63,6 +63,7 @@ def show_rules(
                 {
                     "name": rules.name,
                     "rules": rules.to_dict(),
+                    "game_over": game_end_text(rules),
                     "scoring": [{"combination": c, "points": p} for c, p in scoring_rows(rules)],
                     "farkle_odds": [
                         {
@@ -93,7 +94,9 @@ def show_rules(
         odds_table.add_row(
             str(n), f"{p.numerator}/{p.denominator}", f"{float(p):.2%}", f"{1 / float(p):.1f}" if p else "never"
         )
-    for table in (knobs, scoring, odds_table) + ((strategy_table(strategy),) if strategy else ()):
+    stdout.print(knobs)
+    stdout.print(printable(f"The game is over {game_end_text(rules)}."), markup=False)
+    for table in (scoring, odds_table) + ((strategy_table(strategy),) if strategy else ()):
         stdout.print(table)
     if strategy:
         stdout.print(f"Turn strategy figures: {strategy['model']}.")
@@ -148,7 +151,8 @@ def solve_rules(
         "--out",
         "-o",
         metavar="PATH",
-        help="Write the table here (default: the package data for a built-in, else the cache).",
+        help="Write the table here: a regular file or a new name in an existing folder (default: the package "
+        "data for a built-in, else the cache).",
     ),
 ) -> None:
     """Solve both players' winning chances at every turn start of RULES (a progress bar on a
@@ -163,6 +167,10 @@ def solve_rules(
 
     rules = rules_or_exit(ruleset)
     race.check(rules)  # RaceUnsolved: a user error, exit 2
+    if out is not None:
+        from pipeline.files import check_output_path
+
+        check_output_path(out)  # before the work: a device, a link, a missing folder (exit 2)
     started = time.perf_counter()
     with progress_bar("solving the two-player game") as advance:
         table = race.solve_table(rules, _progress(advance))

@@ -37,7 +37,13 @@ def simulate_cmd(
         metavar="N",
         help="Seed (>= 0): same seed, same bytes. Default: a random seed, printed on stderr.",
     ),
-    out: str = typer.Option("-", "--out", "-o", metavar="FILE", help="Output file (.gz: gzip) or - for stdout."),
+    out: str = typer.Option(
+        "-",
+        "--out",
+        "-o",
+        metavar="FILE",
+        help="Output file (.gz: gzip; a regular file or a new name in an existing folder) or - for stdout.",
+    ),
     tables: int = typer.Option(
         1,
         "--tables",
@@ -65,6 +71,18 @@ def simulate_cmd(
         metavar="BOT,...",
         help=f"Comma-separated bot strategies to draw from: {BOTS_HELP} (default: all but optimal and winprob).",
     ),
+    running_totals: float = typer.Option(
+        0.0,
+        "--running-totals",
+        metavar="SHARE",
+        help="Share of games (0..1) whose keeps give the turn's running total (turn_points), as many apps print it.",
+    ),
+    abandon: float = typer.Option(
+        0.0,
+        "--abandon",
+        metavar="SHARE",
+        help='Share of games (0..1) stopped early, ending with a game_end of "reason": "abandoned".',
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
 ) -> None:
     """Play complete games with bots and write them as a JSONL log (see docs/simulate.md)."""
@@ -84,6 +102,10 @@ def simulate_cmd(
         usage_error("--seed must be >= 0")
     if not 0.0 <= inject <= 1.0:
         usage_error(f"--inject is a share of games between 0 and 1, got {inject}")
+    if not 0.0 <= running_totals <= 1.0:
+        usage_error(f"--running-totals is a share of games between 0 and 1, got {running_totals}")
+    if not 0.0 <= abandon <= 1.0:
+        usage_error(f"--abandon is a share of games between 0 and 1, got {abandon}")
     codes = list(INJECTABLE)
     if inject_codes is not None:
         codes = [c.strip() for c in inject_codes.split(",") if c.strip()]
@@ -103,8 +125,12 @@ def simulate_cmd(
         unknown = [b for b in names if b not in BOT_NAMES]
         if unknown or not names:
             usage_error(f"unknown bot {', '.join(unknown) or '(none)'}: bots are {', '.join(BOT_NAMES)}")
-    if out != "-" and os.path.isdir(out):
+    if out != "-" and os.path.isdir(out) and not os.path.islink(out):
         usage_error(f"--out {out} is a directory: give a file name such as {out.rstrip('/')}/games.jsonl")
+    from pipeline.files import check_output_path
+
+    for path in ([out] if out != "-" else []) + ([manifest] if manifest is not None else []):
+        check_output_path(path)  # before the work: a device, a link, a missing folder (exit 2)
 
     started = time.perf_counter()
     try:
@@ -121,6 +147,8 @@ def simulate_cmd(
                 bots=names,
                 on_game=lambda _i: advance(),
                 tables=tables,
+                running_totals=running_totals,
+                abandon=abandon,
             )
     except BrokenPipeError:  # `simulate ... | head`: the reader has seen enough
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
@@ -136,6 +164,7 @@ def simulate_cmd(
     rate = summary.events / elapsed if elapsed > 0 else 0.0
     stderr.print(
         f"{summary.games:,} games, {summary.events:,} events in {elapsed:.2f} s ({rate:,.0f} events/s)"
+        + (f" ({summary.abandoned:,} abandoned)" if abandon > 0 else "")
         + (f" → {out}" if out != "-" else ""),
         markup=False,
     )

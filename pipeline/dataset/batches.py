@@ -88,10 +88,12 @@ def events_table(events: Sequence[Event], ingest_id: str) -> pa.Table:
             "dice_count": pc.list_value_length(dice).cast(pa.int8()),
             "points": _col(events, "points"),
             "total": _col(events, "total"),
+            "turn_points": _col(events, "turn_points"),
             "players": _col(events, "players"),
             "rules": [r if r is None else _dumps(r) for r in rules_raw],
             "winner": [w if w is None else [w] if type(w) is str else list(w) for w in _col(events, "winner")],
             "scores": [v if v is None else _dumps(v) for v in _col(events, "scores")],
+            "reason": _col(events, "reason"),
             "extra": [_dumps(x) if x else None for x in extra],
             "source_file": _col(events, "file"),
             "source_line": _col(events, "line"),
@@ -174,6 +176,7 @@ def games_tables(games: Iterable[GameResult]) -> tuple[pa.Table, pa.Table]:
         g_rows["winner_claimed"].append(_names(g.winner_claimed))
         g_rows["winner_corrected"].append(_names(g.winner_corrected))
         g_rows["complete"].append(g.complete)
+        g_rows["ended"].append(g.ended)
         g_rows["events"].append(g.events)
         g_rows["first_ts"].append(g.first_ts)
         g_rows["last_ts"].append(g.last_ts)

@@ -17,7 +17,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, cast
 
 from pipeline.dataset.tables import DATASET_VERSION, TABLES
 from pipeline.errors import UserError
@@ -93,7 +93,7 @@ def parse_json(data: bytes) -> Any:
         raise ValueError("nested too deeply") from None
 
 
-def _version_error(path: Path, version: Any) -> DatasetVersionError:
+def _version_error(path: Path | str, version: Any) -> DatasetVersionError:
     if isinstance(version, int) and not isinstance(version, bool) and version < DATASET_VERSION:
         return DatasetVersionError(
             f"{path}: dataset version {version}, this farkle-logs reads version {DATASET_VERSION}; "
@@ -115,6 +115,12 @@ def read_pointer(root: Path) -> Pointer:
         data = _load_json(path)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise damaged(root, f"{POINTER} is unreadable ({_cause(exc)})") from None
+    return check_pointer(root, data)
+
+
+def check_pointer(root: Path | str, data: Any) -> Pointer:
+    """The pointer in `data` (the parsed `_current.json` of `root`), checked: DatasetDamaged
+    or DatasetError (another format or version) when it is unusable."""
     if not isinstance(data, dict):
         raise damaged(root, f"{POINTER} is not a JSON object")
     if data.get("format") != FORMAT:
@@ -157,6 +163,11 @@ def read_manifest(root: Path, pointer: Pointer) -> dict[str, Any]:
         raise damaged(root, f"{pointer.manifest} (the manifest {POINTER} names) is missing") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise damaged(root, f"{pointer.manifest} is unreadable ({_cause(exc)})") from None
+    return check_manifest(root, pointer, manifest)
+
+
+def check_manifest(root: Path | str, pointer: Pointer, manifest: Any) -> dict[str, Any]:
+    """The manifest `pointer` names (parsed), checked and completed; DatasetDamaged if unusable."""
     problem = manifest_problem(manifest, pointer.snapshot)
     if problem:
         raise damaged(root, f"{pointer.manifest}: {problem}")
@@ -222,7 +233,7 @@ def explain_missing_pointer(root: Path) -> DatasetError:
         names = {p.name for p in root.iterdir()}
     except OSError as exc:
         return DatasetError(f"{root}: cannot read the directory ({_cause(exc)})")
-    if names and names <= {LOCK, STAGING, SNAPSHOTS, POINTER + ".tmp"}:
+    if names and all(name in {LOCK, STAGING, SNAPSHOTS} or is_pointer_temporary(name) for name in names):
         return DatasetError(
             f"{root}: no committed snapshot yet (an ingest is running, or one stopped before "
             "its first commit: run it again)"
@@ -230,6 +241,12 @@ def explain_missing_pointer(root: Path) -> DatasetError:
     return DatasetError(
         f"{root}: not a farkle-logs dataset (no {POINTER}; create one with `farkle-logs ingest LOGS --out {root}`)"
     )
+
+
+def is_pointer_temporary(name: str) -> bool:
+    """A temporary file of the pointer's atomic write (`._current.json.<random>.tmp`; before
+    that, `_current.json.tmp`), left only by a run killed while writing it."""
+    return name == POINTER + ".tmp" or (name.startswith(f".{POINTER}.") and name.endswith(".tmp"))
 
 
 def committed_traces(root: Path) -> list[str]:
@@ -244,6 +261,57 @@ def committed_traces(root: Path) -> list[str]:
         if os.path.lexists(root / name):
             traces.append(name)
     return traces
+
+
+# The dataset's own entries, which farkle-logs writes, renames and removes: none of them may
+# be a symlink (a link planted at one would make a writer write or remove its target).
+# The convenience links (`.current`, `manifest.json`, one per table) are links by design.
+OWN_ENTRIES = (POINTER, LOCK, STAGING, SNAPSHOTS, DAMAGED)
+
+
+def own_symlinks(root: Path) -> list[str]:
+    """The dataset's own entries that are symlinks, relative to `root`: the pointer, the lock,
+    staging, `.snapshots` and `.damaged`, each snapshot directory and everything in it
+    (scanned by directory listing, no stat per file). Empty for a sound dataset."""
+    found = [name for name in OWN_ENTRIES if os.path.islink(root / name)]
+    snapshots = root / SNAPSHOTS
+    if SNAPSHOTS in found or not snapshots.is_dir():
+        return found
+    try:
+        with os.scandir(snapshots) as entries:
+            for snap in entries:
+                where = f"{SNAPSHOTS}/{snap.name}"
+                if snap.is_symlink():
+                    found.append(where)
+                elif snap.is_dir(follow_symlinks=False):
+                    found += _links_below(Path(snap.path), where)
+    except OSError:
+        pass  # an unreadable directory is the readers' problem to report
+    return found
+
+
+def _links_below(directory: Path, where: str) -> list[str]:
+    found = []
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_symlink():
+                    found.append(f"{where}/{entry.name}")
+                elif entry.is_dir(follow_symlinks=False):
+                    found += _links_below(Path(entry.path), f"{where}/{entry.name}")
+    except OSError:
+        pass
+    return found
+
+
+def symlink_refusal(root: Path, found: list[str]) -> str:
+    """The one line that refuses to write a dataset whose own entries are symlinks."""
+    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    return (
+        f"{root}: {shown} {'is a symbolic link' if len(found) == 1 else 'are symbolic links'}: a dataset's own "
+        "entries never are (a link there would make farkle-logs write to its target); nothing was written: "
+        "remove the link, or ingest into a new directory"
+    )
 
 
 def _cause(exc: BaseException) -> str:
@@ -266,9 +334,14 @@ class Dataset:
     pointer is read once, so a reader sees one consistent snapshot even if an ingest commits
     meanwhile (the files of the previous snapshot stay until the commit after)."""
 
-    path: Path
+    path: Path | str  # a URL (str) for a dataset on an object store (pipeline/dataset/remote.py)
     manifest: dict[str, Any] = field(compare=False)
-    root: Path | None = None
+    root: Path | str | None = None
+
+    @property
+    def remote(self) -> bool:
+        """On an object store (a URL), not a local directory."""
+        return isinstance(self.path, str)
 
     @property
     def version(self) -> int:
@@ -282,8 +355,11 @@ class Dataset:
         """The table's Parquet files, exactly as the manifest lists them."""
         if table not in TABLES:
             raise KeyError(f"unknown table {table!r}: tables are {', '.join(TABLES)}")
-        base = (self.root or self.path) / table
-        return [base / name for name in self.manifest["tables"].get(table, [])]
+        base = self.root or self.path
+        if isinstance(base, str):  # a URL: the files are URLs too (what DuckDB, pyarrow and fsspec open)
+            urls = [f"{base.rstrip('/')}/{table}/{name}" for name in self.manifest["tables"].get(table, [])]
+            return cast(list[Path], urls)
+        return [base / table / name for name in self.manifest["tables"].get(table, [])]
 
     def duckdb_paths(self, table: str) -> list[str]:
         """`table_files` for DuckDB's read_parquet (glob characters escaped)."""
@@ -298,6 +374,12 @@ def open_dataset(path: str | Path, *, check_files: bool = True) -> Dataset:
     """The dataset at `path`: its pointer, its manifest and (check_files) that every file the
     manifest lists exists. Raises DatasetError (not a dataset, another version) or
     DatasetDamaged (ours, but unusable: the message says how to recover)."""
+    from pipeline.storage import is_url
+
+    if is_url(path):
+        from pipeline.dataset.remote import open_remote_dataset
+
+        return open_remote_dataset(str(path), check_files=check_files)
     root = Path(path)
     if not root.exists():
         raise DatasetError(f"{root}: no such dataset (run `farkle-logs ingest LOGS --out {root}` first)")

@@ -35,7 +35,14 @@ from pipeline.dataset.layout import (
     snapshot_manifest_path,
 )
 from pipeline.dataset.verify import newest_complete_snapshot, snapshot_numbers, verify_snapshot
-from pipeline.dataset.store import StoreError, write_json, acquire_lock, describe_os_error, point_links
+from pipeline.dataset.store import (
+    StoreError,
+    acquire_lock,
+    describe_os_error,
+    point_links,
+    refuse_symlinks,
+    write_json,
+)
 
 
 @dataclass
@@ -75,6 +82,7 @@ def repair_dataset(path: str | Path, *, full: bool = False) -> RepairResult:
         reason = explain_missing_pointer(root)
         if not isinstance(reason, DatasetDamaged):
             raise reason
+    refuse_symlinks(root)
     fd = acquire_lock(root)
     try:
         return _repair_locked(root, full)

@@ -55,12 +55,16 @@ from pipeline.dataset.layout import (
     Pointer,
     check_listed_files_exist,
     explain_missing_pointer,
+    is_pointer_temporary,
+    own_symlinks,
     read_manifest,
     read_pointer,
     snapshot_manifest_path,
+    symlink_refusal,
 )
 from pipeline.dataset.tables import DATASET_VERSION, TABLES
 from pipeline.errors import UserError
+from pipeline.files import replacing
 
 LINKS = (MANIFEST, *TABLES)  # DATASET/<name> -> .current/<name>
 
@@ -123,6 +127,7 @@ class Store:
             raise StoreError(f"{root} exists and is not a directory")
         if root.is_dir():
             _refuse_foreign(root)
+            refuse_symlinks(root)
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -192,6 +197,12 @@ class Store:
             raise StoreError(
                 f"cannot remove the leftover staging folder of an interrupted ingest: {describe_os_error(exc, staging)}"
             ) from None
+        for name in os.listdir(self.root):
+            if is_pointer_temporary(name):  # a run killed while writing the pointer
+                try:
+                    os.unlink(self.root / name)
+                except OSError:
+                    pass
         current = int(self.manifest.get("snapshot", 0))
         self._remove_snapshots(keep_from=current - 1, keep_to=current)
         if self._snapshot_dir is not None:
@@ -308,11 +319,22 @@ class Store:
             self.warnings.append(warning)
 
 
+def refuse_symlinks(root: Path) -> None:
+    """StoreError if any of the dataset's own entries is a symlink (see
+    pipeline.dataset.layout.own_symlinks): checked before anything is written."""
+    found = own_symlinks(root)
+    if found:
+        raise StoreError(symlink_refusal(root, found))
+
+
 def acquire_lock(root: Path) -> int:
-    """Take the dataset's lock (one writer at a time: ingest or repair); the fd holds it."""
+    """Take the dataset's lock (one writer at a time: ingest or repair); the fd holds it.
+    Opened without following a symlink (`refuse_symlinks` names one planted there)."""
     try:
-        fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StoreError(symlink_refusal(root, [LOCK])) from None
         raise StoreError(f"cannot write to the dataset: {describe_os_error(exc, root / LOCK)}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -376,21 +398,10 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 
 
 def write_json(path: Path, value: Any) -> None:
-    """Write `path` atomically: a temp file, fsync, rename over it."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(value, fh, indent=1)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
+    """Write `path` atomically: a temporary file created exclusively beside it (never through
+    a link planted there), fsync, rename over it."""
+    with replacing(path, sync=True) as fh:
+        fh.write(json.dumps(value, indent=1).encode("utf-8") + b"\n")
 
 
 def _fsync_dir(path: Path) -> None:

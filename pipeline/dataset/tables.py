@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
-DATASET_VERSION = 2  # 2: `_current.json` is the commit point; readers read the manifest's file lists
+# 2: `_current.json` is the commit point; readers read the manifest's file lists
+# 3: running totals (events.turn_points, rolls.kept_turn_points), abandoned games
+#    (events.reason, games.ended), round-limited rulesets
+DATASET_VERSION = 3
 
 TS = pa.timestamp("us", tz="UTC")
 
@@ -30,12 +33,14 @@ EVENTS = pa.schema(
         ("player", pa.string()),
         ("dice", pa.list_(pa.int8())),
         ("dice_count", pa.int8()),
-        ("points", pa.int64()),
+        ("points", pa.int64()),  # as logged: null for a keep logged with turn_points
         ("total", pa.int64()),
+        ("turn_points", pa.int64()),  # keep: the turn's claimed running total, when logged so
         ("players", pa.list_(pa.string())),
         ("rules", pa.string()),  # raw rules value of game_start as JSON text
         ("winner", pa.list_(pa.string())),
         ("scores", pa.string()),  # JSON object text
+        ("reason", pa.string()),  # game_end: "finished" | "abandoned" as logged, null if absent
         ("extra", pa.string()),  # unknown fields as JSON object text, null if none
         ("source_file", pa.string()),
         ("source_line", pa.int64()),
@@ -52,7 +57,7 @@ TURNS = pa.schema(
         ("end_seq", pa.int64()),
         ("rolls", pa.int32()),
         ("hot_dice", pa.int32()),
-        ("outcome", pa.string()),  # bank | farkle | open
+        ("outcome", pa.string()),  # bank | farkle | open (cut off, or forfeited when abandoned)
         ("end_implied", pa.bool_()),  # the ending line was lost; replay supplied the end (end_seq: the revealing roll)
         ("claimed_points", pa.int64()),
         ("corrected_points", pa.int64()),
@@ -75,11 +80,12 @@ ROLLS = pa.schema(
         ("scored", pa.bool_()),
         ("best_value", pa.int64()),
         ("kept", pa.list_(pa.int8())),
-        ("kept_claimed", pa.int64()),
+        ("kept_claimed", pa.int64()),  # the keep's claimed points (for a running total: its difference)
         ("kept_value", pa.int64()),
         ("ts", TS),
         ("points_before", pa.int64()),
         ("opened", pa.bool_()),
+        ("kept_turn_points", pa.int64()),  # the keep's claimed running total, when logged so
     ]
 )
 
@@ -112,6 +118,7 @@ GAMES = pa.schema(
         ("winner_claimed", pa.list_(pa.string())),
         ("winner_corrected", pa.list_(pa.string())),
         ("complete", pa.bool_()),
+        ("ended", pa.string()),  # finished | abandoned (the first game_end's reason); null: no game_end
         ("events", pa.int32()),
         ("first_ts", TS),
         ("last_ts", TS),

@@ -10,19 +10,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.dataset.tables import TS
-from pipeline.reader.timestamps import UTC_MAX_US, UTC_MIN_US, match_ts
+from pipeline.reader.timestamps import UTC_MAX_US, UTC_MIN_US, is_rfc3339, without_leap_second
 
 
 def to_utc_array(values) -> "pa.Array":
     """Valid `ts` texts (or None) -> timestamp[us, UTC], never raising for any of them.
 
     Fractional seconds beyond microseconds are cut (Arrow cannot hold them), instants
-    beyond year 1..9999 are clamped to its edges (above), and a text that is not a valid
+    beyond year 1..9999 are clamped to its edges (above), a leap second is stored as the
+    last microsecond before it (pipeline.reader.timestamps), and a text that is not a valid
     `ts` at all (the reader never lets one through) becomes null."""
     text = pa.array(values, pa.string())
     if text.null_count == len(text):
         return pa.nulls(len(text), TS)
     text = pc.utf8_upper(text)  # RFC 3339 allows 't' and 'z'
+    if pc.any(pc.match_substring_regex(text, "^.{10} ")).as_py():  # a space for the 'T'
+        text = pc.replace_substring_regex(text, "^(.{10}) ", "\\1T")
+    if pc.any(pc.match_substring_regex(text, "^.{16}:60")).as_py():  # leap seconds
+        text = pa.array([v if v is None else without_leap_second(v) for v in text.to_pylist()], pa.string())
     try:
         stamps = text.cast(TS)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -43,7 +48,7 @@ def to_utc_array(values) -> "pa.Array":
 
 def _one_utc(value: str | None) -> int | None:
     """Microseconds since the epoch of one text Arrow could not cast with the others."""
-    if value is None or match_ts(value) is None:
+    if value is None or not is_rfc3339(value):
         return None
     try:
         return pa.array([value]).cast(TS).cast(pa.int64())[0].as_py()

@@ -25,9 +25,11 @@ from pipeline.dataset.layout import (
     DatasetDamaged,
     DatasetError,
     manifest_problem,
+    own_symlinks,
     parse_json,
     read_pointer,
 )
+from pipeline.dataset.copies import Copies, find_copies
 from pipeline.dataset.tables import TABLES
 
 
@@ -66,10 +68,11 @@ class CheckReport:
     notes: list[str]
     rows: dict[str, int]
     files: dict[str, int]
+    copies: Copies = field(default_factory=Copies)  # events stored twice from two sources
 
     @property
     def healthy(self) -> bool:
-        return not self.problems
+        return not self.problems and not self.copies
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +82,7 @@ class CheckReport:
             "manifest": self.manifest_path,
             "tables": {t: {"files": self.files.get(t, 0), "rows": self.rows.get(t)} for t in TABLES},
             "problems": [{"where": p.where, "what": p.what} for p in self.problems],
+            "copies": {"events": len(self.copies), "examples": self.copies.examples, "by_file": self.copies.sources},
             "notes": self.notes,
         }
 
@@ -155,15 +159,19 @@ def _verify_file(path: Path, table: str, full: bool) -> int | str:
 def _count_problems(manifest: dict[str, Any], rows: dict[str, int], where: str) -> list[Problem]:
     """The events and rejects tables hold what each reading of each input file stored, less
     the rows a later reading of the same file superseded: their rows must equal the sum over
-    the manifest's `files` entries of `events - superseded_events` (and of rejects). An entry
-    without the `superseded_*` keys superseded nothing."""
+    the manifest's `files` entries of `events - superseded_events` (and of rejects), less
+    the copies `dataset repair` dropped (an `ingests` record's `dropped`). An entry without
+    the `superseded_*` keys superseded nothing."""
     problems: list[Problem] = []
     files = manifest.get("files", [])
     if not files or not all(isinstance(f, dict) for f in files):
         return problems
+    dropped = [
+        d.get("events", 0) for i in manifest.get("ingests", []) if isinstance(i, dict) for d in i.get("dropped", [])
+    ]
     for table in ("events", "rejects"):
         counts = [f.get(table) for f in files]
-        gone = [f.get(f"superseded_{table}", 0) for f in files]
+        gone = [f.get(f"superseded_{table}", 0) for f in files] + (dropped if table == "events" else [])
         if all(isinstance(c, int) and not isinstance(c, bool) for c in counts + gone):
             expected = sum(counts) - sum(gone)
             if rows.get(table) != expected:
@@ -186,6 +194,7 @@ def check_dataset(path: str | Path, *, full: bool = False) -> CheckReport:
     problems: list[Problem] = []
     notes: list[str] = []
     snapshot = manifest_relative = None
+    copies = Copies()
     rows: dict[str, int] = {}
     files: dict[str, int] = {}
     try:
@@ -200,6 +209,9 @@ def check_dataset(path: str | Path, *, full: bool = False) -> CheckReport:
         rows, files = result.rows, result.files
         if result.manifest is not None:
             notes += _unlisted(root, pointer.manifest, result.manifest)
+            if result.complete:
+                base = (root / pointer.manifest).parent / "events"
+                copies = find_copies(result.manifest, [base / name for name in result.manifest["tables"]["events"]])
     if problems:
         best = newest_complete_snapshot(root, below=None, full=full)
         if best is not None:
@@ -207,7 +219,11 @@ def check_dataset(path: str | Path, *, full: bool = False) -> CheckReport:
         else:
             notes.append("no snapshot verifies: `dataset repair` has nothing to point at")
     notes += _leftovers(root, snapshot)
-    return CheckReport(root, snapshot, manifest_relative, problems, notes, rows, files)
+    problems += [
+        Problem(link, "a symbolic link: ingest and repair refuse to write this dataset (remove the link)")
+        for link in own_symlinks(root)
+    ]
+    return CheckReport(root, snapshot, manifest_relative, problems, notes, rows, files, copies)
 
 
 def snapshot_numbers(root: Path) -> list[int]:

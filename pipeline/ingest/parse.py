@@ -151,8 +151,8 @@ def _scanned(
     n = len(lines)
     ok = np.zeros(n, np.bool_)
     spans = np.full((n, 6), -1, np.int64)
-    ints = np.zeros((n, 3), np.int64)
-    has = np.zeros((n, 3), np.bool_)
+    ints = np.zeros((n, 4), np.int64)
+    has = np.zeros((n, 4), np.bool_)
     kinds = np.zeros(n, np.int8)
     dice = np.zeros((n, 6), np.int8)
     ndice = np.full(n, -1, np.int8)
@@ -184,7 +184,7 @@ def _scanned(
     ts = _text(lines.buf, spans[:, scan.SP_TS], spans[:, scan.SP_TS + 1], jit)
     player = spans[:, scan.SP_PLAYER + 1] > spans[:, scan.SP_PLAYER]
     good = (
-        _shape_ok(kind, listed, has[:, scan.IN_POINTS], has[:, scan.IN_TOTAL], player, ts)
+        _shape_ok(kind, listed, has[:, scan.IN_POINTS], has[:, scan.IN_TOTAL], player, ts, has[:, scan.IN_TURN_POINTS])
         & (spans[:, scan.SP_GAME + 1] > spans[:, scan.SP_GAME])
         & (ints[:, scan.IN_SEQ] >= 1)
         & (~listed | (counts >= 1))
@@ -213,6 +213,7 @@ def _scanned(
             ),
             pa.array(ints[:, scan.IN_POINTS], mask=~has[:, scan.IN_POINTS]),
             pa.array(ints[:, scan.IN_TOTAL], mask=~has[:, scan.IN_TOTAL]),
+            pa.array(ints[:, scan.IN_TURN_POINTS], mask=~has[:, scan.IN_TURN_POINTS]),
             pa.array(rows, pa.int64()),
             first,
             name,
@@ -250,20 +251,21 @@ def _fast_table(
     dice = pa.array([r.dice for r in rows], pa.list_(pa.int8()))
     points = pa.array([r.points for r in rows], pa.int64())
     total = pa.array([r.total for r in rows], pa.int64())
+    turn_points = pa.array([r.turn_points for r in rows], pa.int64())
 
     def valid(column: pa.Array) -> np.ndarray:
         return column.is_valid().to_numpy(zero_copy_only=False)
 
     codes = pc.index_in(kind, value_set=TURN_TYPES).fill_null(-1).to_numpy(zero_copy_only=False)
-    ok = _shape_ok(codes, valid(dice), valid(points), valid(total), valid(player), ts)
+    ok = _shape_ok(codes, valid(dice), valid(points), valid(total), valid(player), ts, valid(turn_points))
     index = pa.array(at, pa.int64())
     rejected: list[int] = []
     if not ok.all():
         rejected = np.asarray(at)[~ok].tolist()
         keep = pa.array(np.flatnonzero(ok))
         rows = [rows[i] for i in keep.to_pylist()]
-        kind, ts, player, dice, points, total, index = (
-            c.take(keep) for c in (kind, ts, player, dice, points, total, index)
+        kind, ts, player, dice, points, total, turn_points, index = (
+            c.take(keep) for c in (kind, ts, player, dice, points, total, turn_points, index)
         )
         n = len(rows)
     table = _events_from_columns(
@@ -275,6 +277,7 @@ def _fast_table(
         dice,
         points,
         total,
+        turn_points,
         index,
         first,
         name,
@@ -284,7 +287,19 @@ def _fast_table(
 
 
 def _events_from_columns(
-    game_id, seq, kind, ts, player, dice, points, total, index: pa.Array, first: int, name: str, ingest_id: str
+    game_id,
+    seq,
+    kind,
+    ts,
+    player,
+    dice,
+    points,
+    total,
+    turn_points,
+    index: pa.Array,
+    first: int,
+    name: str,
+    ingest_id: str,
 ) -> pa.Table:
     """The EVENTS table of turn lines given as columns; `index`: each row's line in the block."""
     n = len(index)
@@ -300,9 +315,11 @@ def _events_from_columns(
             pc.list_value_length(dice).cast(pa.int8()),
             points,
             total,
+            turn_points,
             pa.nulls(n, pa.list_(pa.string())),
             nulls,
             pa.nulls(n, pa.list_(pa.string())),
+            nulls,
             nulls,
             nulls,
             _repeated(name, n),
@@ -328,14 +345,26 @@ def _repeated(text: str, n: int) -> pa.Array:
 
 
 def _shape_ok(
-    kind: np.ndarray, dice: np.ndarray, points: np.ndarray, total: np.ndarray, player: np.ndarray, ts: pa.Array
+    kind: np.ndarray,
+    dice: np.ndarray,
+    points: np.ndarray,
+    total: np.ndarray,
+    player: np.ndarray,
+    ts: pa.Array,
+    turn_points: np.ndarray,
 ) -> np.ndarray:
     """Per row, for both decoders: a turn event type (`kind`, an index into TURN_TYPES, -1 for
-    any other) with exactly its own fields (`dice`, `points`, `total`, `player`: present or
-    not), and a valid ts if any."""
+    any other) with exactly its own fields (`dice`, `points`, `total`, `turn_points`,
+    `player`: present or not; a keep has exactly one of `points` and `turn_points`), and a
+    valid ts if any."""
     fields = np.select(
         [kind == 0, kind == 1, kind == 2, kind == 3],
-        [dice & ~points & ~total, dice & points & ~total, ~dice & points & total, ~dice & ~points],
+        [
+            dice & ~points & ~total & ~turn_points,
+            dice & (points != turn_points) & ~total,
+            ~dice & points & total & ~turn_points,
+            ~dice & ~points & ~turn_points,
+        ],
         False,
     )
     ok = fields & player

@@ -43,6 +43,15 @@ def buckets_of(game_ids: pa.Array, buckets: int) -> pa.Array:
 def spill(events: pa.Table, file_ordinal: int, buckets: int, path: Path) -> pa.Table:
     """Write `events` (one block, EVENTS columns) to `path` grouped by bucket, each bucket in
     line order, with the ordering column added; returns the rows in that order (without it)."""
+    events, ordered, sizes = by_bucket(events, file_ordinal, buckets)
+    write_buckets(ordered, sizes, path)
+    return events
+
+
+def by_bucket(events: pa.Table, file_ordinal: int, buckets: int) -> tuple[pa.Table, pa.Table, list[int]]:
+    """`events` (one block) sorted by bucket, then line: the rows without and with the
+    ordering column, and the number of rows of each bucket (slice b of the sorted rows is
+    bucket b). What `spill` writes, and what the Spark engine's parse tasks send on."""
     if events.num_rows:
         keys = pa.table(
             {"b": buckets_of(events.column("game_id").combine_chunks(), buckets), "l": events.column("source_line")}
@@ -54,8 +63,7 @@ def spill(events: pa.Table, file_ordinal: int, buckets: int, path: Path) -> pa.T
     else:
         sizes = {}
     ordered = events.append_column(ORDER_COLUMN, pa.array(np.full(events.num_rows, file_ordinal, np.int32)))
-    write_buckets(ordered, [sizes.get(b, 0) for b in range(buckets)], path)
-    return events
+    return events, ordered, [sizes.get(b, 0) for b in range(buckets)]
 
 
 def write_buckets(ordered: pa.Table, sizes: list[int], path: Path) -> None:
@@ -71,29 +79,38 @@ def write_buckets(ordered: pa.Table, sizes: list[int], path: Path) -> None:
 
 
 class SpillFiles:
-    """The spilled files, each opened once and kept open across buckets: opening parses the
-    file's footer, and with one file per block read once per bucket that was blocks x
-    buckets opens (about a fifth of the replay stage on the 2.9 M-event log). Batches are
-    read, not memory-mapped: a mapping kept open would keep every page read so far in the
-    process's resident set."""
+    """The spilled files, each read once per bucket. Opening one parses its footer, and with a
+    file per block read once per bucket that is blocks x buckets opens (about a fifth of the
+    replay stage on the 2.9 M-event log), so the first MAX_OPEN files stay open across
+    buckets; the others (an ingest of hundreds of small files) are opened for one bucket and
+    closed at once, so the open files stay few whatever the input (a limit of 256
+    descriptors is common). Batches are read, not memory-mapped: a mapping kept open would
+    keep every page read so far in the process's resident set."""
 
-    MAX_OPEN = 512  # files kept open: well under the usual limit of 1,024 descriptors
+    MAX_OPEN = 64  # files kept open across buckets (an eighth of the limit of open files, if lower)
 
     def __init__(self) -> None:
-        self._readers: dict[Path, pa.ipc.RecordBatchFileReader] = {}
+        self._keep = min(self.MAX_OPEN, max(4, _open_files_limit() // 8))
+        self._readers: dict[Path, tuple[pa.OSFile, pa.ipc.RecordBatchFileReader]] = {}
 
     def gather(self, paths: list[Path], bucket: int) -> pa.Table:
         """Bucket `bucket` of every spilled file, in the order of `paths`."""
         batches = []
         schema = None
         for path in paths:
-            reader = self._readers.get(path)
-            if reader is None:
-                reader = pa.ipc.open_file(pa.OSFile(str(path)))
-                if len(self._readers) < self.MAX_OPEN:  # past it (a huge input), open per bucket
-                    self._readers[path] = reader
+            kept = self._readers.get(path)
+            if kept is not None:
+                reader = kept[1]
+                batch = reader.get_batch(bucket)
+            else:
+                source = pa.OSFile(str(path))
+                reader = pa.ipc.open_file(source)
+                batch = reader.get_batch(bucket)
+                if len(self._readers) < self._keep:
+                    self._readers[path] = (source, reader)
+                else:
+                    source.close()
             schema = reader.schema
-            batch = reader.get_batch(bucket)
             if batch.num_rows:
                 batches.append(batch)
         if schema is None:
@@ -101,8 +118,21 @@ class SpillFiles:
         return pa.Table.from_batches(batches, schema=schema)
 
     def close(self) -> None:
-        """Unmap every file (the spill directory is removed after the replay stage)."""
+        """Close every file (the spill directory is removed after the replay stage)."""
+        for source, _ in self._readers.values():
+            source.close()
         self._readers.clear()
+
+
+def _open_files_limit() -> int:
+    """This process's limit of open files (`ulimit -n`), or a common default."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        return soft if soft > 0 else 1024
+    except (ImportError, OSError, ValueError):
+        return 1024
 
 
 def spill_ordered(ordered: pa.Table, buckets: int, path: Path) -> None:

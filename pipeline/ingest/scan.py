@@ -10,8 +10,8 @@ which it replaced: that reader was the largest cost of ingest).
 
 It accepts only a strict subset of JSON, and marks every other line for the next decoder
 (msgspec, then the reference `parse_line`), which decides what the line is:
-- an object of the keys game_id, seq, ts, type, player, dice, points, total, each at most
-  once, in any order, with JSON whitespace (space, tab, CR) between tokens;
+- an object of the keys game_id, seq, ts, type, player, dice, points, total, turn_points,
+  each at most once, in any order, with JSON whitespace (space, tab, CR) between tokens;
 - text values without a backslash or a control character (so the bytes are the value; the
   block is known to be valid UTF-8), and type one of the four turn types;
 - integers written as JSON integers (no fraction or exponent, no leading zero) of at most
@@ -28,14 +28,14 @@ from __future__ import annotations
 import numpy as np
 
 # keys, as the byte strings the scan compares against (index = key id)
-KEYS = (b"game_id", b"seq", b"ts", b"type", b"player", b"dice", b"points", b"total")
-GAME_ID, SEQ, TS, TYPE, PLAYER, DICE, POINTS, TOTAL = range(len(KEYS))
+KEYS = (b"game_id", b"seq", b"ts", b"type", b"player", b"dice", b"points", b"total", b"turn_points")
+GAME_ID, SEQ, TS, TYPE, PLAYER, DICE, POINTS, TOTAL, TURN_POINTS = range(len(KEYS))
 TYPES = (b"roll", b"keep", b"bank", b"farkle")  # type codes 0-3, the order of parse.TURN_TYPES
 MAX_DIGITS = 18  # an integer this long always fits int64
 
 # columns of `spans` (start, end) and of `ints`
 SP_GAME, SP_TS, SP_PLAYER = 0, 2, 4
-IN_SEQ, IN_POINTS, IN_TOTAL = 0, 1, 2
+IN_SEQ, IN_POINTS, IN_TOTAL, IN_TURN_POINTS = 0, 1, 2, 3
 
 
 def _table(words: tuple[bytes, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -150,7 +150,7 @@ def _line(buf, i, end, key_bytes, key_lens, type_bytes, type_lens, row, spans, i
                         return False
                     i = _space(buf, i + 1, end)
             ndice[row] = count
-        else:  # seq, points, total: a JSON integer
+        else:  # seq, points, total, turn_points: a JSON integer
             negative = buf[i] == 45  # -
             if negative:
                 i += 1
@@ -164,7 +164,7 @@ def _line(buf, i, end, key_bytes, key_lens, type_bytes, type_lens, row, spans, i
                 return False
             if i < end and (buf[i] == 46 or buf[i] == 101 or buf[i] == 69):  # . e E
                 return False
-            column = 0 if key == 1 else (1 if key == 6 else 2)
+            column = 0 if key == 1 else (1 if key == 6 else (2 if key == 7 else 3))
             ints[row, column] = -value if negative else value
             has[row, column] = True
         i = _space(buf, i, end)
@@ -232,6 +232,12 @@ def compiled(name: str, jit: bool = True):
     if f is None:
         f = _COMPILED[name] = _compile(name)
     return f
+
+
+def compiled_functions() -> list[object]:
+    """The compiled functions made so far in this process (numba dispatchers: their
+    `stats` say whether each came from the on-disk cache or was compiled here)."""
+    return list(_COMPILED.values())
 
 
 def _compile(name: str):

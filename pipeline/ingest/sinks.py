@@ -20,6 +20,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline import storage
 from pipeline.dataset import tables
 
 ROW_GROUP = 131_072  # rows per Parquet row group (tables are gathered up to this)
@@ -55,7 +56,9 @@ def writer_options(schema: pa.Schema) -> dict:
 
 class TableSink:
     def __init__(self, directory: Path, table: str, prefix: str, executor: ThreadPoolExecutor):
-        self.directory = directory / table
+        # a URL (str) when the dataset is on an object store: written through pipeline.storage
+        self.directory = storage.join(directory, table) if isinstance(directory, str) else directory / table
+        self._handle = None  # the open object a URL's writer writes to
         self.table = table
         self.schema = tables.TABLES[table]
         self.prefix = prefix
@@ -87,8 +90,14 @@ class TableSink:
     def _write_now(self, data: pa.Table) -> None:
         if self._writer is None or self._file_rows >= ROWS_PER_FILE:
             self._close_file()
-            path = self.directory / f"part-{self.prefix}-{len(self.files):04d}.parquet"
-            self._writer = pq.ParquetWriter(path, self.schema, **writer_options(self.schema))
+            name = f"part-{self.prefix}-{len(self.files):04d}.parquet"
+            if isinstance(self.directory, str):
+                path = storage.join(self.directory, name)
+                self._handle = storage.open_binary(path, "wb")
+                self._writer = pq.ParquetWriter(self._handle, self.schema, **writer_options(self.schema))
+            else:
+                path = self.directory / name
+                self._writer = pq.ParquetWriter(path, self.schema, **writer_options(self.schema))
             self.files.append(path)
             self._file_rows = 0
         self._writer.write_table(data, row_group_size=data.num_rows)
@@ -97,9 +106,13 @@ class TableSink:
     def _close_file(self) -> None:
         if self._writer is not None:
             self._writer.close()
+            self._writer = None
+            if self._handle is not None:  # an object: stored whole when its upload completes
+                self._handle.close()
+                self._handle = None
+                return
             with open(self.files[-1], "rb+") as fh:
                 os.fsync(fh.fileno())
-            self._writer = None
 
     def close(self) -> None:
         if self._pending:

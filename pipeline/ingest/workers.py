@@ -45,7 +45,7 @@ class Config:
     """What every worker of one ingest needs to know; sent once to each process."""
 
     ingest_id: str
-    staging: Path
+    staging: Path  # or a URL (str): the next snapshot's prefix of a dataset on an object store
     default_rules: Ruleset
     buckets: int
     max_line: int
@@ -53,10 +53,11 @@ class Config:
     reread: dict[str, "Any"] = field(default_factory=dict)  # file name → its stored lines (incremental)
     reference: bool = False  # every game by the reference engine (pipeline.engines.Routing)
     jit: bool = True  # numba-compiled scan and kernel (False: plain Python, the same rows)
+    spill: Path | None = None  # where blocks spill when staging is not on this machine (a URL)
 
     @property
     def spill_dir(self) -> Path:
-        return self.staging / "spill"
+        return self.spill if self.spill is not None else Path(self.staging) / "spill"
 
 
 @dataclass
@@ -69,6 +70,13 @@ class BlockResult:
     rejects: int = 0
     touched: set[str] = field(default_factory=set)  # stored games that get events here
     superseded: list[tuple[str, int, str | None]] = field(default_factory=list)  # (file, line, game_id)
+    bulk_rows: int = 0  # events the compiled scan decoded (the rest went through msgspec or the reference)
+    # spill_path None (the Spark engine's tasks): the block's events with the ordering
+    # column, grouped by bucket, and the rows of each bucket, instead of a spill file
+    routed: tuple[pa.Table, list[int]] | None = None
+    # (game_id, file, line, reason) of each rejected game_start: its game's first
+    # unknown_game message names it (pipeline.replay.engine.Replayer.note_rejected_start)
+    rejected_starts: list[tuple[str, str, int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -85,34 +93,55 @@ class Worker:
         self.sinks = Sinks(config.staging, f"{config.ingest_id}-w{number}")
         self.spills = route.SpillFiles()
 
-    def parse(self, block: Block, file_ordinal: int, spill_path: Path) -> BlockResult:
-        """Parse a block, route its events to the spill file, write events and rejects."""
+    def parse(self, block: Block, file_ordinal: int, spill_path: Path | None) -> BlockResult:
+        """Parse a block, route its events to the spill file (or, without one, to the
+        result's `routed`), write events and rejects."""
         c = self.config
         if self.number:
             crash_point("worker_parse")  # tests: a spawned worker dies
         block = block.attached()
         parsed = parse_block(block, c.ingest_id, c.max_line, jit=c.jit)
-        result = BlockResult(block.source, lines=parsed.lines, blank=parsed.blank)
+        result = BlockResult(block.source, lines=parsed.lines, blank=parsed.blank, bulk_rows=parsed.bulk_rows)
         events, bad = parsed.events, parsed.bad
         if block.name in c.reread:
             events, bad, result.duplicates, result.superseded = drop_stored_lines(
                 c.reread[block.name], block, events, bad
             )
-        ordered = route.spill(events, file_ordinal, c.buckets, spill_path)
-        self.sinks.write("events", ordered)
+        if spill_path is None:
+            events, routed, sizes = route.by_bucket(events, file_ordinal, c.buckets)
+            result.routed = (routed, sizes)
+        else:
+            events = route.spill(events, file_ordinal, c.buckets, spill_path)
+        self.sinks.write("events", events)
         if bad:
             self.sinks.write("rejects", batches.rejects_table(bad, c.ingest_id))
             self.sinks.write("findings", bad_line_findings(bad))
         result.events, result.rejects = events.num_rows, len(bad)
+        result.rejected_starts = [
+            (b.game_id, b.file, b.line, b.reason) for b in bad if b.type == "game_start" and b.game_id is not None
+        ]
         if c.stored_games and events.num_rows:
             ids = pc.unique(events.column("game_id")).to_pylist()
             result.touched = {g for g in ids if g in c.stored_games}
         return result
 
-    def replay(self, bucket: int, spill_paths: list[Path]) -> BucketResult:
+    def replay(
+        self, bucket: int, spill_paths: list[Path], rejected_starts: dict[str, tuple[str, int, str]] | None = None
+    ) -> BucketResult:
         """Replay the whole games of one bucket and write their derived tables."""
-        events = self.spills.gather(spill_paths, bucket)
-        out = replay_partition(events, self.config.default_rules, reference=self.config.reference, jit=self.config.jit)
+        return self.replay_events(self.spills.gather(spill_paths, bucket), rejected_starts)
+
+    def replay_events(
+        self, events: pa.Table, rejected_starts: dict[str, tuple[str, int, str]] | None = None
+    ) -> BucketResult:
+        """Replay whole games (`events` with the ordering column) and write their derived tables."""
+        out = replay_partition(
+            events,
+            self.config.default_rules,
+            reference=self.config.reference,
+            jit=self.config.jit,
+            rejected_starts=rejected_starts,
+        )
         del events  # frees the bucket's batches
         for name, table in out.items():
             self.sinks.write(name, table)

@@ -20,7 +20,7 @@ import msgspec
 from msgspec import UNSET, Meta
 
 from pipeline.model import Event
-from pipeline.reader.validate import INT64_MAX, INT64_MIN
+from pipeline.reader.validate import END_REASONS, INT64_MAX, INT64_MIN
 from pipeline.rules import Ruleset, RulesetError
 
 Name = Annotated[str, Meta(min_length=1)]
@@ -105,9 +105,12 @@ class Roll(_Base, tag="roll", kw_only=True):
 class Keep(_Base, tag="keep", kw_only=True):
     player: Name
     dice: Dice
-    points: Int
+    points: Int = None  # type: ignore[assignment]
+    turn_points: Int = None  # type: ignore[assignment]
 
     def event(self, file: str, line: int) -> Event | None:
+        if (self.points is None) == (self.turn_points is None):  # exactly one: the reference says why
+            return None
         return Event(
             self.game_id,
             self.seq,
@@ -125,6 +128,7 @@ class Keep(_Base, tag="keep", kw_only=True):
             None,
             None,
             {},
+            self.turn_points,
         )
 
 
@@ -180,10 +184,16 @@ class Farkle(_Base, tag="farkle", kw_only=True):
 
 
 class GameEnd(_Base, tag="game_end", kw_only=True):
-    winner: Winner
-    scores: dict[Name, Int]
+    winner: Winner = None  # type: ignore[assignment]
+    scores: dict[Name, Int] = None  # type: ignore[assignment]
+    reason: str = None  # type: ignore[assignment]
 
     def event(self, file: str, line: int) -> Event | None:
+        reason = self.reason
+        if reason is not None and reason not in END_REASONS:
+            return None
+        if reason != "abandoned" and (self.winner is None or self.scores is None):
+            return None  # a finished game names its winner and scores: the reference says so
         return Event(
             self.game_id,
             self.seq,
@@ -201,6 +211,8 @@ class GameEnd(_Base, tag="game_end", kw_only=True):
             self.winner,
             self.scores,
             {},
+            None,
+            reason,
         )
 
 
@@ -219,6 +231,7 @@ class TurnLine(msgspec.Struct, forbid_unknown_fields=True):
     dice: Dice = None  # type: ignore[assignment]
     points: Int = None  # type: ignore[assignment]
     total: Int = None  # type: ignore[assignment]
+    turn_points: Int = None  # type: ignore[assignment]
 
 
 class AnyLine(msgspec.Struct, gc=False):
@@ -241,3 +254,5 @@ class AnyLine(msgspec.Struct, gc=False):
     rules: Any = UNSET
     winner: Winner = None  # type: ignore[assignment]
     scores: dict[Name, Int] = None  # type: ignore[assignment]
+    turn_points: Int = None  # type: ignore[assignment]
+    reason: str = None  # type: ignore[assignment]

@@ -38,10 +38,11 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterable
+from typing import Any, BinaryIO, Iterable, cast
 
 from pipeline.model import FileProblem
 from pipeline.reader.sniff import sniff_file
+from pipeline.storage import is_url
 from pipeline.errors import UserError
 
 STDIN_SPEC = "-"
@@ -73,32 +74,71 @@ class InputSource:
     """One file (or stdin) to read. The counters are filled in by the reader as it goes.
 
     `name` is what every record read from it carries as `file`: the path as the user
-    wrote it (or as the directory listing or glob spelled it), `<stdin>` for stdin.
-    `sha256` and `raw_bytes` cover the bytes as stored (compressed for gzip), so ingest's
-    manifest identifies the very file; `data_bytes` counts the decompressed text.
+    wrote it (or as the directory listing or glob spelled it), `<stdin>` for stdin (ingest
+    may give it the name a dataset already knows the file by). `sha256` and `raw_bytes`
+    cover the bytes as stored (compressed for gzip), so ingest's manifest identifies the
+    very file; `content_sha256` and `content_bytes` cover the decompressed bytes (the same
+    as the stored ones for a plain file), so the same log gzipped is known to be the same;
+    `data_bytes` counts the decompressed text without a BOM. `regular`: a regular file,
+    which can be read again (not stdin, a pipe, a FIFO or a device: a stream).
     """
 
     name: str
     path: Path | None = None
     stream: BinaryIO | None = field(default=None, repr=False)
+    url: str | None = None  # a log at a URL (an object store), read through pipeline.storage
+    regular: bool | None = None  # None: decided from `path` (or `url`) when made
     lines: int = 0
     blank_lines: int = 0
     raw_bytes: int = 0
     data_bytes: int = 0
     sha256: str | None = None  # set once the whole input has been read
+    content_sha256: str | None = None  # set once the whole input has been read without a problem
+    content_bytes: int | None = None
     gzip: bool | None = None  # decided from the first bytes when reading starts
     problem: FileProblem | None = None
     _opened: bool = field(default=False, repr=False)
+    _content: Any = field(default=None, repr=False)  # a gzip input's hasher of its decompressed bytes
+
+    def __post_init__(self) -> None:
+        if self.regular is None:  # an object at a URL can be read again, as a regular file can
+            self.regular = self.url is not None or (self.path is not None and os.path.isfile(self.path))
 
     @property
     def is_stdin(self) -> bool:
-        return self.path is None
+        return self.path is None and self.url is None
+
+    @property
+    def location(self) -> Path | str | None:
+        """Where the bytes are: the local path, the URL, or None for stdin."""
+        return self.path if self.path is not None else self.url
+
+    def fresh(self) -> "InputSource":
+        """The same file with its counters at zero, to read it again (never stdin)."""
+        return InputSource(self.name, path=self.path, url=self.url, regular=self.regular)
+
+    @property
+    def is_stream(self) -> bool:
+        """Bytes that can be read once only (stdin, a pipe, a FIFO, process substitution)."""
+        return not self.regular
+
+    @property
+    def resolved(self) -> str | None:
+        """A regular file's absolute path, symlinks and `..` resolved: what names it
+        whatever the directory it was named from; a URL as it is."""
+        if self.url is not None:
+            return self.url
+        return os.path.realpath(self.path) if self.regular and self.path is not None else None
 
     def open(self) -> BinaryIO:
         """The raw byte stream; stdin can be opened once only, since its bytes are gone."""
         if self._opened and self.is_stdin:
             raise InputError(self.name, "stdin can be read only once")
         self._opened = True
+        if self.url is not None:
+            from pipeline.storage import open_binary
+
+            return cast(BinaryIO, open_binary(self.url))
         if self.path is None:
             return self.stream if self.stream is not None else sys.stdin.buffer
         return open(self.path, "rb", buffering=0)
@@ -126,6 +166,10 @@ def resolve(specs: Iterable[str], *, stdin: BinaryIO | None = None) -> Resolutio
             else:
                 stdin_taken = True
                 result.sources.append(InputSource(STDIN_NAME, stream=stdin))
+            continue
+        if is_url(spec):
+            for url in _expand_url(spec, result):
+                _add_url(url, result)
             continue
         for name in _expand(spec, result):
             _add_file(name, seen, result)
@@ -165,6 +209,68 @@ def _expand(spec: str, result: Resolution) -> list[str]:
         else:
             names.append(match)
     return names
+
+
+def _expand_url(spec: str, result: Resolution) -> list[str]:
+    """A URL spec's objects, by the rules of local paths: a glob's matches, a prefix's log
+    files one level deep (named like logs, not hidden), or the object itself."""
+    from pipeline import storage
+
+    try:
+        if _GLOB_CHARS.intersection(spec.split("://", 1)[1]):
+            matches = [m for m in storage.glob(spec) if not storage.is_dir(m)]
+            if not matches:
+                result.problems.append(InputError(spec, "no file matches this pattern"))
+            return matches
+        found = storage.info(spec)
+        if found is None:
+            result.problems.append(InputError(spec, "no such file or directory"))
+            return []
+        if found.get("type") != "directory":
+            return [spec]
+        if any(storage.exists(storage.join(spec, name)) for name in ("_current.json",)):
+            result.problems.append(
+                InputError(
+                    spec,
+                    f"this is a dataset written by `farkle-logs ingest`, not logs: read it with `farkle-logs stats {spec}`",
+                )
+            )
+            return []
+        names: list[str] = []
+        other: list[str] = []
+        for entry in sorted(storage.listing(spec), key=lambda e: e["name"]):
+            base = storage.name(entry["name"])
+            if entry.get("type") == "directory" or base.startswith("."):
+                continue
+            (names if is_log_name(base) else other).append(entry["name"])
+    except storage.StorageUnavailable as exc:
+        result.problems.append(InputError(spec, str(exc)))
+        return []
+    except OSError as exc:
+        result.problems.append(InputError(spec, f"cannot be read: {exc.strerror or exc}"))
+        return []
+    if other:
+        result.notices.append(f"{spec}: {_count(other, 'file')} not read, not named like logs: {_listed(other)}")
+        result.skipped.extend(other)
+    if not names:
+        result.problems.append(
+            InputError(spec, "has no log files to read (names ending in .jsonl, .ndjson or .json, or those + .gz)")
+        )
+    return names
+
+
+def _add_url(url: str, result: Resolution) -> None:
+    if any(s.url == url for s in result.sources):
+        result.notices.append(f"{url}: named twice, read once")
+        return
+    sniffed = sniff_file(url)
+    if not sniffed.is_log:
+        result.notices.append(f"{url}: not read: {sniffed.describe()}")
+        result.skipped.append(url)
+        return
+    if sniffed.kind != "jsonl":
+        result.notices.append(f"{url}: {sniffed.describe()}")
+    result.sources.append(InputSource(url, url=url))
 
 
 def _expand_path(spec: str, result: Resolution) -> list[str]:
@@ -288,4 +394,4 @@ def _add_file(name: str, seen: dict[tuple[int, int], str], result: Resolution) -
             return
         if sniffed.kind != "jsonl":
             result.notices.append(f"{name}: {sniffed.describe()}")
-    result.sources.append(InputSource(name, path=Path(name)))
+    result.sources.append(InputSource(name, path=Path(name), regular=stat.S_ISREG(info.st_mode)))

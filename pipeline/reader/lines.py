@@ -165,9 +165,22 @@ def iter_lines(source: InputSource, max_line_bytes: int = MAX_LINE_BYTES) -> Ite
         source.blank_lines = blank
         if finished:
             drain(stream, source, hasher)
-            source.sha256 = hasher.hexdigest()
+            finish_hashes(source, hasher)
         if not source.is_stdin:
             stream.close()
+
+
+def finish_hashes(source: InputSource, hasher) -> None:
+    """Record the input's hashes once it has been read to its end: `sha256` of the bytes as
+    stored, and, when nothing stopped the reading, `content_sha256` of the decompressed bytes
+    (the stored ones for a plain file, so a plain log and the same log gzipped hash alike)."""
+    source.sha256 = hasher.hexdigest()
+    if source.problem is not None:
+        return
+    if source.gzip and source._content is not None:
+        source.content_sha256, source.content_bytes = source._content[0].hexdigest(), source._content[1]
+    else:
+        source.content_sha256, source.content_bytes = source.sha256, source.raw_bytes
 
 
 class _LongSoFar:
@@ -196,13 +209,23 @@ def data_chunks(stream: BinaryIO, source: InputSource, hasher) -> Iterator[bytes
     source.gzip = head.startswith(GZIP_MAGIC)
     data = _chain(head, raw)
     if source.gzip:
-        data = _gunzip(data)
+        data = _hashed(_gunzip(data), source)
     head, data = _peek(data, len(UTF8_BOM))
     if head.startswith(UTF8_BOM):
         head = head[len(UTF8_BOM) :]
     if head:
         yield head
     yield from data
+
+
+def _hashed(chunks: Iterator[bytes], source: InputSource) -> Iterator[bytes]:
+    """The decompressed chunks, hashed and counted on the way (`finish_hashes` reads them)."""
+    hasher = hashlib.sha256()
+    source._content = [hasher, 0]
+    for chunk in chunks:
+        hasher.update(chunk)
+        source._content[1] += len(chunk)
+        yield chunk
 
 
 def _peek(chunks: Iterator[bytes], size: int) -> tuple[bytes, Iterator[bytes]]:
@@ -279,3 +302,45 @@ def drain(stream: BinaryIO, source: InputSource, hasher) -> None:
             pass
     except OSError:  # pragma: no cover - the read error is already reported
         pass
+
+
+def file_digests(source: InputSource) -> list[tuple[int, str]]:
+    """(size, sha256) of a regular file's stored bytes and, when it reads to its end, of its
+    decompressed bytes (the same pair for a plain file), read now from its start in one pass;
+    neither `source` nor the file changes. Empty when the file cannot be read."""
+    if source.path is None:
+        return []
+    probe = InputSource(source.name, path=source.path, regular=True)
+    hasher = hashlib.sha256()
+    try:
+        with open(source.path, "rb") as stream:
+            try:
+                for _ in data_chunks(stream, probe, hasher):
+                    pass
+            except Broken as exc:
+                probe.problem = FileProblem(source.name, None, str(exc))
+                drain(stream, probe, hasher)
+    except OSError:
+        return []
+    finish_hashes(probe, hasher)
+    found = [(probe.raw_bytes, str(probe.sha256))]
+    if probe.content_sha256 is not None and probe.content_bytes is not None and probe.gzip:
+        found.append((probe.content_bytes, probe.content_sha256))
+    return found
+
+
+def gzip_size_hint(path) -> int | None:
+    """The decompressed size modulo 2**32 that a gzip file's last member records (ISIZE), or
+    None for a file that is not gzip. Only a hint: a file of several members records the last
+    one's size, and padding or damage can make it anything."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(len(GZIP_MAGIC)) != GZIP_MAGIC:
+                return None
+            size = fh.seek(0, 2)
+            if size < 18:
+                return None
+            fh.seek(size - 4)
+            return int.from_bytes(fh.read(4), "little")
+    except OSError:
+        return None

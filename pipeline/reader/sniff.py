@@ -73,14 +73,18 @@ class Sniff:
 
 def starts_with(path: str | Path, prefix: bytes) -> bool:
     """Whether the file at `path` begins with `prefix` (GZIP_MAGIC, UTF8_BOM); raises OSError."""
-    with open(path, "rb") as f:
+    from pipeline.storage import open_binary
+
+    with open_binary(path) as f:
         return f.read(len(prefix)) == prefix
 
 
 def sniff_file(path: str | Path) -> Sniff:
     """What the file at `path` looks like (gzip decompressed); unreadable: treated as a log."""
+    from pipeline.storage import open_binary
+
     try:
-        with open(path, "rb") as f:
+        with open_binary(path) as f:
             head = f.read(SNIFF_BYTES)
             complete = len(head) < SNIFF_BYTES or not f.read(1)
     except OSError:
@@ -93,8 +97,10 @@ def sniff_file(path: str | Path) -> Sniff:
 def _sniff_gzip(path: str | Path) -> Sniff:
     import gzip
 
+    from pipeline.storage import open_binary
+
     try:
-        with gzip.open(path, "rb") as f:
+        with open_binary(path) as raw, gzip.open(raw, "rb") as f:
             head = f.read(SNIFF_BYTES)
             complete = len(head) < SNIFF_BYTES or not f.read(1)
     except (OSError, EOFError, zlib.error):

@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import zlib
 from dataclasses import dataclass, field, replace
 from typing import Iterator
 
 from pipeline.reader.inputs import InputError, InputSource
 from pipeline.model import BadLine, FileProblem
 from pipeline.limits import MAX_LINE_BYTES  # the default line-length cap (bytes, newline excluded)
-from pipeline.reader.lines import Broken, data_chunks, drain
+from pipeline.reader.lines import Broken, data_chunks, drain, finish_hashes
 from pipeline.reader.sniff import GZIP_MAGIC, UTF8_BOM, starts_with
+from pipeline.storage import open_binary
 
 BLOCK_BYTES = 8 << 20  # a parse task's share of input; bigger blocks hold more memory per worker
 RAW_LIMIT = 64 * 1024  # rejects.raw keeps at most this many characters of a line
@@ -43,7 +45,10 @@ class Block:
     A block of a plain file also knows where its data lies (`path`, `offset`): sent to a
     worker process, it travels as that place (`detached`) and the worker reads the bytes
     back from the file (`attached`), from the page cache, instead of the main process
-    pickling 8 MiB through a pipe per block (CPU on both sides of the pipe)."""
+    pickling 8 MiB through a pipe per block (CPU on both sides of the pipe). The CRC-32 of
+    the bytes travels with it, so the worker parses exactly the bytes this process hashed
+    for the manifest: a file rewritten in place meanwhile, even to the same size, stops the
+    run instead of mixing old and new lines under a hash of neither."""
 
     source: int  # index of the input in the run's reading order
     name: str
@@ -53,7 +58,7 @@ class Block:
     path: str | None = None  # the plain file `data` was read from (None: gzip, stdin)
     offset: int = 0  # where `data` starts in that file
     size: int = -1  # detached: len(data); -1 while the data is here
-    newlines: int = 0  # detached: newlines in data, to check what the worker reads back
+    crc: int = 0  # detached: CRC-32 of data, to check what the worker reads back
 
     @property
     def lines(self) -> int:
@@ -64,7 +69,7 @@ class Block:
         of only over-long lines has no bytes to leave behind)."""
         if self.path is None or self.size >= 0 or not self.data:
             return self
-        return replace(self, data=b"", size=len(self.data), newlines=self.data.count(b"\n"))
+        return replace(self, data=b"", size=len(self.data), crc=zlib.crc32(self.data))
 
     def attached(self) -> "Block":
         """This block with its bytes, read back from its file if it was detached. Raises
@@ -77,11 +82,11 @@ class Block:
             data = fh.read(self.size)
         if len(data) == self.size - 1 and not data.endswith(b"\n"):
             data += b"\n"  # the file's last line had no newline: split_source added one
-        if len(data) != self.size or not data.endswith(b"\n") or data.count(b"\n") != self.newlines:
+        if len(data) != self.size or zlib.crc32(data) != self.crc:
             raise InputError(
                 self.name, "the file changed while it was being ingested; nothing was committed, ingest it again"
             )
-        return replace(self, data=data, size=-1, newlines=0)
+        return replace(self, data=data, size=-1, crc=0)
 
 
 def too_long(file: str, line: int, size: int, head: bytes, max_line: int) -> BadLine:
@@ -184,7 +189,7 @@ def split_source(
         source.lines = line - 1
         if finished:
             drain(stream, source, hasher)
-            source.sha256 = hasher.hexdigest()
+            finish_hashes(source, hasher)
         if not source.is_stdin:
             stream.close()
 
@@ -272,22 +277,44 @@ def line_start(path: str | os.PathLike, offset: int, limit: int) -> int | None:
     return None
 
 
+@dataclass
+class RangeRead:
+    """What `read_range` read: the whole lines starting in the range, and the span of the
+    file's bytes the range covers [first, last) with their CRC-32, so the caller can check
+    that these bytes are the ones it hashed (`hash_and_count_ranges` takes the same CRCs)."""
+
+    data: bytes
+    first: int
+    last: int
+    crc: int
+
+
 def range_data(path: str | os.PathLike, start: int, end: int) -> bytes:
     """The whole lines that start in [start, end) of a plain file, each ending in b"\\n"
     (the last one completed past `end`; a BOM at the file's start dropped)."""
-    with open(path, "rb") as fh:
+    return read_range(path, start, end).data
+
+
+def read_range(path: str | os.PathLike, start: int, end: int) -> RangeRead:
+    """`range_data`, with the span [first, end) of bytes it covers and their CRC-32: the
+    bytes a driver's sequential pass can check (the tail read past `end` to complete the
+    last line is the next range's own span)."""
+    with open_binary(path) as fh:
+        first = max(start - 1, 0)
+        fh.seek(first)
+        raw = fh.read(end - first)
+        last, crc = first + len(raw), zlib.crc32(raw)
         if start > 0:
-            fh.seek(start - 1)
-            data = fh.read(end - start + 1)
-            cut = data.find(b"\n")  # the line at `start` begins after the first newline at >= start - 1
-            data = data[cut + 1 :] if cut >= 0 else b""
+            cut = raw.find(b"\n")  # the line at `start` begins after the first newline at >= start - 1
+            data = raw[cut + 1 :] if cut >= 0 else b""
             if not data:  # no line starts in this range
-                return b""
+                return RangeRead(b"", first, last, crc)
         else:
-            data = fh.read(end)
-            if data == UTF8_BOM and fh.seek(0, 2) == len(UTF8_BOM):
-                return b""  # a file of only a BOM holds no line (iter_lines counts none)
-            fh.seek(len(data))
+            data = raw
+            fh.seek(0)
+            if fh.read(len(UTF8_BOM) + 1) == UTF8_BOM:
+                return RangeRead(b"", first, last, crc)  # a file of only a BOM holds no line (iter_lines counts none)
+            fh.seek(last)
         if not data.endswith(b"\n"):  # the range's last line runs on past `end`
             rest = []
             while True:
@@ -295,16 +322,16 @@ def range_data(path: str | os.PathLike, start: int, end: int) -> bytes:
                 if not chunk:
                     break
                 cut = chunk.find(b"\n")
+                piece = chunk[: cut + 1] if cut >= 0 else chunk
+                rest.append(piece)
                 if cut >= 0:
-                    rest.append(chunk[: cut + 1])
                     break
-                rest.append(chunk)
             data += b"".join(rest)
             if data and not data.endswith(b"\n"):
                 data += b"\n"  # a last line without a newline is still a line
     if start == 0 and data.startswith(UTF8_BOM):  # after the first line is whole: a range may cut the BOM
         data = data[len(UTF8_BOM) :]
-    return data
+    return RangeRead(data, first, last, crc)
 
 
 def lines_starting_in(path: str | os.PathLike, start: int, end: int) -> int:
@@ -312,7 +339,7 @@ def lines_starting_in(path: str | os.PathLike, start: int, end: int) -> int:
     file's last byte, so these are the newlines at [start - 1, end - 1), plus 1 at 0."""
     a, b = max(start - 1, 0), end - 1
     n = 1 if start == 0 else 0
-    with open(path, "rb") as fh:
+    with open_binary(path) as fh:
         if start == 0 and fh.read(len(UTF8_BOM) + 1) == UTF8_BOM:
             return 0  # a file of only a BOM holds no line
         fh.seek(a)
@@ -324,3 +351,26 @@ def lines_starting_in(path: str | os.PathLike, start: int, end: int) -> int:
             n += chunk.count(b"\n")
             left -= len(chunk)
     return n
+
+
+def hash_and_count_ranges(path: str | os.PathLike, size: int, range_bytes: int) -> tuple[str, list[int], list[int]]:
+    """The sha256 of a plain file's first `size` bytes and, for each range of `range_bytes`
+    from its start, the lines starting in it (`lines_starting_in` of every range) and the
+    CRC-32 of the bytes `read_range` reads for it ([start - 1, end), from 0 for the first), in
+    one sequential read: the driver hashes a split file anyway, and counting its newlines on
+    the way costs no second pass (nor a Spark job of its own); the CRCs let the driver check
+    that its tasks read the bytes it hashed."""
+    hasher = hashlib.sha256()
+    counts: list[int] = []
+    crcs: list[int] = []
+    last = b""  # the byte before the range: a newline there starts a line at the range's start
+    with open_binary(path) as fh:
+        for start in range(0, size, range_bytes):
+            data = fh.read(min(range_bytes, size - start))
+            hasher.update(data)
+            counts.append(data.count(b"\n", 0, max(len(data) - 1, 0)) + (1 if start == 0 else int(last == b"\n")))
+            crcs.append(zlib.crc32(data, zlib.crc32(last)))
+            last = data[-1:]
+    if size == len(UTF8_BOM) and counts and last and lines_starting_in(path, 0, size) == 0:
+        counts[0] = 0  # a file of only a BOM holds no line
+    return hasher.hexdigest(), counts, crcs

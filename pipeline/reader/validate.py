@@ -26,11 +26,13 @@ COMMON_FIELDS = ("game_id", "seq", "type", "ts")
 TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "game_start": ("players", "rules"),
     "roll": ("player", "dice"),
-    "keep": ("player", "dice", "points"),
+    "keep": ("player", "dice", "points", "turn_points"),
     "bank": ("player", "points", "total"),
     "farkle": ("player", "total"),
-    "game_end": ("winner", "scores"),
+    "game_end": ("winner", "scores", "reason"),
 }
+#: game_end's `reason` values: the first is what an absent reason means.
+END_REASONS = ("finished", "abandoned")
 KNOWN_FIELDS: dict[str, frozenset[str]] = {
     kind: frozenset(COMMON_FIELDS + fields) for kind, fields in TYPE_FIELDS.items()
 }
@@ -58,8 +60,8 @@ def check_object(obj: Any, raw: bytes, file: str, line: int) -> Event | BadLine:
     try:
         return _event(obj, file, line)
     except Invalid as exc:
-        game_id, seq, player = _identity(obj)
-        return BadLine(file, line, "bad_event", str(exc), line_text(raw), game_id, seq, player)
+        game_id, seq, player, type_ = _identity(obj)
+        return BadLine(file, line, "bad_event", str(exc), line_text(raw), game_id, seq, player, type_)
 
 
 def _event(obj: dict[str, Any], file: str, line: int) -> Event:
@@ -72,6 +74,8 @@ def _event(obj: dict[str, Any], file: str, line: int) -> Event:
         raise Invalid(f"unknown type {show(kind)}: types are {', '.join(EVENT_TYPES)}")
     ts = obj.get("ts")
     if "ts" in obj and not (type(ts) is str and is_rfc3339(ts)):
+        if type(ts) is str and is_rfc3339(ts.replace(":60", ":59", 1)):
+            raise Invalid(f"'ts' has a leap second (second 60) at other than 23:59:60 UTC: {show(ts)}")
         raise Invalid(f"'ts' is not an RFC 3339 date-time such as 2026-01-02T03:04:05Z: {show(ts)}")
     event = Event(game_id, seq, kind, file, line, ts)
     _FILL[kind](obj, event)
@@ -100,7 +104,17 @@ def _fill_roll(obj: dict[str, Any], event: Event) -> None:
 def _fill_keep(obj: dict[str, Any], event: Event) -> None:
     event.player = _name(obj, "player", "keep")
     event.dice = _dice(obj, "keep")
-    event.points = _integer(obj, "points", "keep")
+    if "turn_points" in obj:
+        if "points" in obj:
+            raise Invalid(
+                "a keep has both 'points' and 'turn_points': give the keep's own points or the "
+                "turn's running total, not both"
+            )
+        event.turn_points = _integer(obj, "turn_points", "keep")
+    elif "points" in obj:
+        event.points = _integer(obj, "points", "keep")
+    else:
+        raise Invalid("missing field 'points' for a keep (or 'turn_points', the turn's running total)")
 
 
 def _fill_bank(obj: dict[str, Any], event: Event) -> None:
@@ -116,8 +130,19 @@ def _fill_farkle(obj: dict[str, Any], event: Event) -> None:
 
 
 def _fill_game_end(obj: dict[str, Any], event: Event) -> None:
-    winner = _require(obj, "winner", "game_end")
-    if type(winner) is list:
+    abandoned = False
+    if "reason" in obj:
+        reason = obj["reason"]
+        if type(reason) is not str or reason not in END_REASONS:
+            raise Invalid(f"'reason' must be \"finished\" or \"abandoned\", got {show(reason)}")
+        event.reason = reason
+        abandoned = reason == "abandoned"
+    winner = None if abandoned else _require(obj, "winner", "game_end")
+    if abandoned:  # an abandoned game may name no winner (absent or null)
+        winner = obj.get("winner")
+    if winner is None and abandoned:
+        event.winner = None
+    elif type(winner) is list:
         if not winner:
             raise Invalid("'winner' is an empty list: name the winner, or every tied player")
         for name in winner:
@@ -125,6 +150,8 @@ def _fill_game_end(obj: dict[str, Any], event: Event) -> None:
         event.winner = tuple(winner)
     else:
         event.winner = _check_name(winner, "'winner'", "a non-empty string or a list of names")
+    if abandoned and "scores" not in obj:  # an abandoned game may give no scores
+        return
     scores = _require(obj, "scores", "game_end")
     if type(scores) is not dict:
         raise Invalid(f"'scores' must be an object {{name: total}}, got {show(scores)}")
@@ -223,21 +250,24 @@ def as_int64(value: Any) -> int | None:
     return number if INT64_MIN <= number <= INT64_MAX else None
 
 
-def _identity(obj: dict[str, Any]) -> tuple[str | None, int | None, str | None]:
-    """game_id, seq and player of a rejected line, each only if it is itself valid."""
+def _identity(obj: dict[str, Any]) -> tuple[str | None, int | None, str | None, str | None]:
+    """game_id, seq, player and type of a rejected line, each only if it can be read: the
+    seq whenever it is a JSON integer (0 and negative ones too, log-format.md; one beyond
+    64 bits cannot be stored and is left out), game_id and player when they are non-empty
+    strings, the type when it is one of the event types."""
     game_id = obj.get("game_id")
     if type(game_id) is not str or not game_id:
         game_id = None
     seq = as_int64(obj.get("seq"))
-    if seq is not None and seq < 1:
-        seq = None
     player = None
     kind = obj.get("type")
     if type(kind) is not str or kind not in ("game_start", "game_end"):
         player = obj.get("player")
         if type(player) is not str or not player:
             player = None
-    return game_id, seq, player
+    if type(kind) is not str or kind not in TYPE_FIELDS:
+        kind = None
+    return game_id, seq, player, kind
 
 
 # ---- shared with the JSON error path ------------------------------------------------------

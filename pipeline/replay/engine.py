@@ -45,6 +45,9 @@ from pipeline.rules.play import (
     hot_dice,
     opened_after_bank,
     reveals_lost_end,
+    rounds_knob,
+    running_claim,
+    target_knob,
     streak_after_bank,
     streak_after_farkle,
 )
@@ -64,7 +67,7 @@ _FACES = (1, 2, 3, 4, 5, 6)
 
 
 def _counts(dice) -> tuple[int, int, int, int, int, int]:
-    return tuple(map(dice.count, _FACES))  # type: ignore[return-value]
+    return tuple(map(dice.count, _FACES))
 
 
 def _corrected(table, key: int) -> int:
@@ -132,6 +135,9 @@ class Replayer:
         self.trace = trace  # keep a timeline of turns with findings (audit's text output)
         self.records = records  # produce turn/roll/decision records (ingest's tables)
         self.games: dict[str, GameState] = {}
+        # game_id -> (file, line, reason) of a rejected game_start of a game not started yet,
+        # told in that game's first unknown_game message; then the seq of that message
+        self._rejected_starts: dict[str, tuple[str, int, str] | int] = {}
         self.out = ReplayOutput()
         self._finished = False
         self._handlers = {"roll": self._roll, "keep": self._keep, "bank": self._bank, "farkle": self._farkle}
@@ -229,6 +235,25 @@ class Replayer:
         g = self.games.get(bad.game_id) if bad.game_id is not None else None
         if g is not None:
             g.findings += 1
+        elif bad.type == "game_start" and bad.game_id is not None and bad.game_id not in self._rejected_starts:
+            self._rejected_starts[bad.game_id] = (bad.file, bad.line, bad.reason)
+
+    def note_rejected_start(self, game_id: str, file: str, line: int, reason: str) -> None:
+        """A game_start of `game_id` was rejected (a bad line the caller does not feed):
+        its game's first unknown_game message says so."""
+        if game_id not in self.games and game_id not in self._rejected_starts:
+            self._rejected_starts[game_id] = (file, line, reason)
+
+    def _unknown_game_message(self, ev: Event) -> str:
+        head = f"seq {ev.seq}: this {ev.type} belongs to game {ev.game_id}"
+        if ev.game_id not in self._rejected_starts:
+            return f"{head}, which has no game_start before it"
+        rejected = self._rejected_starts[ev.game_id]
+        if isinstance(rejected, int):  # said in the game's first unknown_game
+            return f"{head}, whose game_start was rejected (see seq {rejected})"
+        self._rejected_starts[ev.game_id] = ev.seq
+        file, line, reason = rejected
+        return f"{head}, whose game_start at {file}:{line} was rejected: {reason}"
 
     # ------------------------------------------------------------------ events
     def _event(self, ev: Event) -> None:
@@ -246,7 +271,7 @@ class Replayer:
                         ev.player,
                         Code.UNKNOWN_GAME.value,
                         Code.UNKNOWN_GAME.severity,
-                        f"seq {ev.seq}: this {ev.type} belongs to game {ev.game_id}, which has no game_start before it",
+                        self._unknown_game_message(ev),
                         ts=ev.ts,
                     )
                 )
@@ -270,14 +295,17 @@ class Replayer:
             return
         if ev.seq > expected_seq:
             v.flag(Code.SEQ_ERROR, _gap_message(ev.seq, expected_seq), ev.seq, expected_seq)
-        g.last_seq = ev.seq
-        if ev.type == "game_start":
+        if ev.type == "game_start":  # like a bad line, it uses up no seq
             v.flag(
                 Code.SEQ_ERROR,
-                f"seq {ev.seq}: game {g.game_id} has already started; this second game_start is not replayed",
+                f"seq {ev.seq}: game {g.game_id} has already started; this second game_start is not "
+                f"replayed and uses up no seq (the next event is due at seq {expected_seq})",
+                ev.seq,
+                expected_seq,
             )
             self._emit_verdict(g, ev, v)
             return
+        g.last_seq = ev.seq
         if g.ended or (g.over and ev.type != "game_end"):
             why = "after the game_end" if g.ended else "after the final round was played out"
             v.flag(Code.PLAY_AFTER_GAME_OVER, f"seq {ev.seq}: a {ev.type} {why}; it is not replayed")
@@ -325,6 +353,8 @@ class Replayer:
             last_ts=ev.ts,
             events=1,
             final_owed=[0] * len(players),
+            target=target_knob(rules.target),
+            rounds=rounds_knob(rules.rounds),
         )
         for p in players:
             g.turns_played[p] = 0
@@ -335,6 +365,7 @@ class Replayer:
             g.streak[p] = 0
             g.streak_corrected[p] = 0
         self.games[ev.game_id] = g
+        self._rejected_starts.pop(ev.game_id, None)
         if ev.seq != 1:
             self._emit(
                 g,
@@ -392,6 +423,7 @@ class Replayer:
                 owner = named
             if lost is not None:
                 v.flag(Code.MISSING_TURN_END, _lost_end_message(ev, lost), player=lost.player)
+            assert owner is not None  # the reader requires a player on every turn event
             t = self._open_turn(g, owner, ev)
         elif named != t.player:
             if named not in g.claimed_total:
@@ -500,7 +532,10 @@ class Replayer:
 
     def _keep(self, g: GameState, t: TurnState, ev: Event, v: _Verdict) -> None:
         dice = ev.dice or ()
-        claimed = ev.points if ev.points is not None else 0
+        if ev.turn_points is not None:
+            claimed = running_claim(ev.turn_points, t.claimed_sum)
+        else:
+            claimed = ev.points if ev.points is not None else 0
         table = g.table
         key = dice_key(dice)
         if t.awaiting_after_bust:
@@ -566,6 +601,7 @@ class Replayer:
         if phase == ROLLED and t.roll_pending is not None:
             r = t.roll_pending
             r.kept, r.kept_claimed, r.kept_value = dice, claimed, worth
+            r.kept_turn_points = ev.turn_points
         t.kept_from_roll += len(dice)
         rolled = len(t.last_roll or ())
         left = dice_to_roll(rolled, t.kept_from_roll)
@@ -799,55 +835,77 @@ class Replayer:
         seat = g.players.index(t.player)
         g.next_player = (seat + 1) % len(g.players)
         g.reached, g.final_left = final_round_step(
-            seat, g.claimed_total[t.player], g.rules.target, g.reached, g.final_owed, g.final_left
+            seat, g.claimed_total[t.player], g.target, g.reached, g.final_owed, g.final_left
         )
-        g.over = game_over(g.reached, g.final_left)
+        g.over = game_over(g.reached, g.final_left, min(g.turns_played.values()), g.rounds)
 
     # ------------------------------------------------------------------ game end
     def _game_end(self, g: GameState, ev: Event, v: _Verdict) -> None:
-        scores = ev.scores or {}
-        for p in g.players:
-            if scores.get(p) != g.claimed_total[p]:
-                v.flag(
-                    Code.FINAL_SCORE_MISMATCH,
-                    f"seq {ev.seq}: game_end gives {p} {scores.get(p)}, but "
-                    f"{p}'s last claimed total is {g.claimed_total[p]}",
-                    scores.get(p),
-                    g.claimed_total[p],
-                    player=p,
-                )
-                break
+        abandoned = ev.reason == "abandoned"
+        if abandoned and g.turn is not None:
+            # log-format.md, "Abandoned games": the open turn is forfeited, no finding
+            self._close_turn(g, g.turn, outcome="open", end_seq=None)
+        scores = ev.scores
+        if scores is not None or not abandoned:  # an abandoned game may give no scores
+            scores = scores or {}
+            for p in g.players:
+                if scores.get(p) != g.claimed_total[p]:
+                    v.flag(
+                        Code.FINAL_SCORE_MISMATCH,
+                        f"seq {ev.seq}: game_end gives {p} {scores.get(p)}, but "
+                        f"{p}'s last claimed total is {g.claimed_total[p]}",
+                        scores.get(p),
+                        g.claimed_total[p],
+                        player=p,
+                    )
+                    break
         named = normalise_winner(ev.winner)
-        if g.reached == NOBODY:
-            v.flag(
-                Code.WRONG_WINNER, f"seq {ev.seq}: game_end comes before anyone reached the target of {g.rules.target}"
-            )
+        if abandoned:
+            if ev.winner is not None:
+                self._check_winner(g, ev, v, named, "(abandoned) ")
         elif not g.over:
-            left = ", ".join(p for p, owed in zip(g.players, g.final_owed) if owed)
-            v.flag(
-                Code.WRONG_WINNER,
-                f"seq {ev.seq}: game_end comes before the final round was played out "
-                f"({left} still to play after {g.players[g.reached]} reached {g.rules.target})",
-            )
+            v.flag(Code.WRONG_WINNER, f"seq {ev.seq}: game_end comes before {self._still_to_play(g)}")
         else:
-            best = set(winners(g.claimed_total, g.players))
-            if named != best:
-                v.flag(
-                    Code.WRONG_WINNER,
-                    f"seq {ev.seq}: game_end names {_names(named)} as the winner, but the "
-                    f"highest claimed total is {_names(best)}'s ({max(g.claimed_total.values())})",
-                )
+            self._check_winner(g, ev, v, named, "")
         g.ended = True
+        g.end_reason = ev.reason or "finished"
         g.end_winner = ev.winner
-        g.end_scores = dict(scores)
+        g.end_scores = dict(scores) if scores is not None else None
         if v.code is not None:
             self._emit_verdict(g, ev, v)
 
+    def _check_winner(self, g: GameState, ev: Event, v: _Verdict, named: set[str], how: str) -> None:
+        best = set(winners(g.claimed_total, g.players))
+        if named != best:
+            v.flag(
+                Code.WRONG_WINNER,
+                f"seq {ev.seq}: game_end {how}names {_names(named)} as the winner, but the "
+                f"highest claimed total is {_names(best)}'s ({max(g.claimed_total.values())})",
+            )
+
+    @staticmethod
+    def _still_to_play(g: GameState) -> str:
+        """Why the game is not over yet, for wrong_winner: the final round, else what is left."""
+        if g.reached != NOBODY:
+            left = ", ".join(p for p, owed in zip(g.players, g.final_owed) if owed)
+            return (
+                f"the final round was played out ({left} still to play after {g.players[g.reached]} reached {g.target})"
+            )
+        target = f"anyone reached the target of {g.target}" if g.target else ""
+        if not g.rounds:
+            return target
+        open_turn = g.turn.player if g.turn is not None else None
+        short = [p for p in g.players if g.turns_played[p] - (p == open_turn) < g.rounds]
+        rounds = f"round {g.rounds} was played out ({', '.join(short)} still to play)"
+        return f"{target} or {rounds}" if target else rounds
+
     def game_result(self, g: GameState) -> GameResult:
         """The game's one claimed result is its first game_end (a later one is not replayed):
-        no game_end, no claimed winner, however far ahead someone's claimed total is."""
+        no game_end, no claimed winner, however far ahead someone's claimed total is; an
+        abandoned one, no corrected winner."""
         scores = g.end_scores or {}
         claimed = {p: scores.get(p, g.claimed_total[p]) for p in g.players}
+        ended = (g.end_reason or "finished") if g.ended else None
         return GameResult(
             game_id=g.game_id,
             players=g.players,
@@ -855,11 +913,13 @@ class Replayer:
             claimed=claimed,
             corrected=dict(g.corrected_total),
             winner_claimed=winner_names(g.end_winner) if g.ended else None,
-            winner_corrected=winners(g.corrected_total, g.players) or None,
+            # an abandoned game has no winner by the dice (log-format.md)
+            winner_corrected=None if ended == "abandoned" else (winners(g.corrected_total, g.players) or None),
             complete=g.ended,
             first_ts=g.first_ts,
             last_ts=g.last_ts,
             events=g.events,
+            ended=ended,
         )
 
 

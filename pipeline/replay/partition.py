@@ -45,25 +45,36 @@ OUTPUT_TABLES = ("turns", "rolls", "decisions", "games", "game_players", "findin
 
 
 def replay_partition(
-    events: pa.Table, default_rules: Ruleset, *, reference: bool = False, jit: bool = True
+    events: pa.Table,
+    default_rules: Ruleset,
+    *,
+    reference: bool = False,
+    jit: bool = True,
+    rejected_starts: dict[str, tuple[str, int, str]] | None = None,
 ) -> dict[str, pa.Table]:
     """Replay whole games given as Arrow rows; see the module docstring for the contract.
 
     Clean games go through the compiled fast path (`pipeline.replay.fast`; plain Python
     without `jit`), every other game through the reference engine; the result is the
     reference's, row for row (tests/test_replay_fast.py). `reference` replays everything
-    with the reference engine (for comparison and benchmarks)."""
+    with the reference engine (for comparison and benchmarks). `rejected_starts` (game_id ->
+    file, line, reason of a game_start that was a bad line) lets a game's first unknown_game
+    say why its start is missing."""
     events = in_replay_order(events)
     if reference:
-        return reference_partition(events, default_rules)
+        return reference_partition(events, default_rules, rejected_starts)
     from pipeline.replay.fast.arrow import replay_table
 
-    return replay_table(events, default_rules, to_events=events_from_table, jit=jit)
+    return replay_table(events, default_rules, to_events=events_from_table, jit=jit, rejected_starts=rejected_starts)
 
 
-def reference_partition(events: pa.Table, default_rules: Ruleset) -> dict[str, pa.Table]:
+def reference_partition(
+    events: pa.Table, default_rules: Ruleset, rejected_starts: dict[str, tuple[str, int, str]] | None = None
+) -> dict[str, pa.Table]:
     """Every game of `events` (already in replay order) by the reference Replayer."""
     replayer = Replayer(default_rules, records=True)
+    for game_id, (file, line, reason) in (rejected_starts or {}).items():
+        replayer.note_rejected_start(game_id, file, line, reason)
     feed = replayer.feed
     for event in events_from_table(events):
         feed(event)
@@ -118,7 +129,25 @@ def events_from_table(events: pa.Table) -> Iterable[Event]:
             found = json_cache[text] = json.loads(text)
         return found
 
-    for game_id, seq, ts, kind, player, dice, points, total, players, rules, winner, scores, extra, file, line in zip(
+    for (
+        game_id,
+        seq,
+        ts,
+        kind,
+        player,
+        dice,
+        points,
+        total,
+        players,
+        rules,
+        winner,
+        scores,
+        extra,
+        file,
+        line,
+        turn_points,
+        reason,
+    ) in zip(
         cols["game_id"],
         cols["seq"],
         cols["ts"],
@@ -134,6 +163,8 @@ def events_from_table(events: pa.Table) -> Iterable[Event]:
         cols["extra"],
         cols["source_file"],
         cols["source_line"],
+        cols["turn_points"],
+        cols["reason"],
     ):
         rules_raw, rules_obj = ruleset(rules) if rules is not None else (None, None)
         if winner is not None:
@@ -155,6 +186,8 @@ def events_from_table(events: pa.Table) -> Iterable[Event]:
             winner,
             None if scores is None else dict(loads(scores)),
             {} if extra is None else json.loads(extra),
+            turn_points,
+            reason,
         )
 
 

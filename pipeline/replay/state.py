@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipeline.model import DecisionRecord, RollRecord
 from pipeline.replay.melds import KeptDice
 from pipeline.rules import Ruleset
-from pipeline.rules.play import NOBODY
+from pipeline.rules.play import NO_ROUND_LIMIT, NO_TARGET, NOBODY
 from pipeline.rules.table import ScoreTable
 
 NO_ROLL, ROLLED, KEPT = "no_roll", "rolled", "kept"
@@ -49,13 +50,13 @@ class TurnState:
     last_roll_scored: bool = True
     kept_from_roll: int = 0  # dice kept from the latest roll, as logged
     really_kept: tuple[int, ...] = ()  # dice of the latest roll already kept (really in it)
-    roll_pending: object = None  # RollRecord of the latest roll, emitted when its keep is known
+    roll_pending: RollRecord | None = None  # the latest roll, emitted when its keep is known
     awaiting_after_bust: bool = False  # the latest roll scored nothing: next event decides
     went_past_bust: bool = False  # the turn went on after a roll that scored nothing
     keeps: list[KeptDice] = field(default_factory=list)
     claimed_sum: int = 0
     corrected_sum: int = 0
-    decision_pending: object = None  # DecisionRecord after a keep, waiting for bank or roll
+    decision_pending: DecisionRecord | None = None  # after a keep, waiting for bank or roll
     trace: list[TraceStep] = field(default_factory=list)
     flagged: bool = False  # a finding fell inside this turn: keep its trace
 
@@ -81,11 +82,14 @@ class GameState:
     opened_corrected: dict[str, bool] = field(default_factory=dict)
     streak: dict[str, int] = field(default_factory=dict)  # claimed farkles in a row
     streak_corrected: dict[str, int] = field(default_factory=dict)
+    target: int = NO_TARGET  # the ruleset's target as play.py takes it
+    rounds: int = NO_ROUND_LIMIT  # the ruleset's round limit as play.py takes it
     reached: int = NOBODY  # seat of the first player whose claimed total reached the target
     final_owed: list[int] = field(default_factory=list)  # per seat: 1 while a final-round turn is owed
     final_left: int = 0  # final-round turns still owed
     over: bool = False  # final round played out
     ended: bool = False  # game_end replayed
+    end_reason: str | None = None  # the first game_end's reason: "finished" or "abandoned"
     end_winner: object = None
     end_scores: dict[str, int] | None = None
     findings: int = 0

@@ -12,15 +12,14 @@ Modules: `data` gathers the tables (stats API + the report's SQL models in `sql/
 from __future__ import annotations
 
 import datetime as dt
-import os
-import tempfile
 from pathlib import Path
 
 from pipeline.dataset.layout import Dataset
+from pipeline.files import check_output_path, replacing
 from pipeline.report.bundle import javascript_bundle
 from pipeline.report.data import GameNotFound, ReportData, gather
 from pipeline.report.page import SECTIONS, render
-from pipeline.stats import Filters
+from pipeline.stats import Filters, League
 
 __all__ = ["GameNotFound", "ReportData", "SECTIONS", "build_report", "default_title", "gather", "write_report"]
 
@@ -38,9 +37,11 @@ def build_report(
     title: str | None = None,
     game: str | None = None,
     generated: dt.datetime | None = None,
+    league: League = League(),
 ) -> str:
-    """The report page as a string (raises DatasetError, GameNotFound)."""
-    data = gather(dataset, filters, dispute_game=game)
+    """The report page as a string (raises DatasetError, GameNotFound, NoRatedPlayer).
+    `league`: the standings' --min-games and the trends' period."""
+    data = gather(dataset, filters, dispute_game=game, league=league)
     return render(data, title or default_title(data), javascript_bundle(), generated)
 
 
@@ -51,20 +52,13 @@ def write_report(
     *,
     title: str | None = None,
     game: str | None = None,
+    league: League = League(),
 ) -> Path:
-    """Write the page to `out` (replaced whole: a reader never sees half a page)."""
-    page = build_report(dataset, filters, title=title, game=game)
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, delete=False, prefix=f".{path.name}.", suffix=".tmp"
-    ) as tmp:
-        try:
-            tmp.write(page)
-        except BaseException:
-            tmp.close()
-            os.unlink(tmp.name)
-            raise
-    os.chmod(tmp.name, 0o644)  # a page to share, not a secret (mkstemp makes it 0600)
-    os.replace(tmp.name, path)
+    """Write the page to `out` (replaced whole: a reader never sees half a page). `out` must
+    be a regular file or a new name in an existing folder (OutputPathError otherwise, checked
+    before the page is built)."""
+    path = check_output_path(out)
+    page = build_report(dataset, filters, title=title, game=game, league=league)
+    with replacing(path) as tmp:  # 0644: a page to share, not a secret
+        tmp.write(page.encode("utf-8"))
     return path

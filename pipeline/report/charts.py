@@ -691,13 +691,14 @@ def dispute_race(chances: pa.Table, findings: pa.Table, mistake_pp: float) -> al
         .mark_line(interpolate="step-after")
         .encode(x=x, y=y, color=color, tooltip=tooltip)
     )
-    costly = (
-        alt.Chart(alt.Data(values=points))
-        .transform_filter(alt.datum.costly)
-        .mark_point(filled=True, size=70)
-        .encode(x=x, y=y, color=color, tooltip=tooltip)
-    )
-    layers = [line, costly]
+    layers = [line]
+    costly = [p for p in points if p["costly"]]
+    if costly:  # a layer of no data makes Vega warn of an infinite extent
+        layers.append(
+            alt.Chart(alt.Data(values=costly))
+            .mark_point(filled=True, size=70)
+            .encode(x=x, y=y, color=color, tooltip=tooltip)
+        )
     if marks:
         layers.append(
             alt.Chart(alt.Data(values=marks))

@@ -21,8 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.dataset.layout import Dataset, open_dataset
-from pipeline.stats import TABLE_NAMES, Filters, run, session
-from pipeline.stats.runner import Model, load_models, set_variables
+from pipeline.report.league import LeagueData, gather_league
+from pipeline.stats import TABLE_NAMES, Filters, League, run, session
+from pipeline.stats.runner import PYTHON_MODELS, Model, load_models, set_variables
 from pipeline.errors import UserError
 
 REPORT_SQL_DIR = Path(str(files("pipeline.report"))) / "sql"
@@ -78,6 +79,7 @@ class ReportData:
     games: dict[str, pa.Table] = field(default_factory=dict)  # GAME_TABLES for detailed games
     detailed_games: list[str] = field(default_factory=list)  # ids, in page order
     dispute_game: str | None = None  # --game: the game whose full timeline leads the page
+    league: LeagueData | None = None  # standings, ratings, head to head, player panels (not with --game)
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -91,7 +93,7 @@ def report_models() -> dict[str, Model]:
     clash = sorted(base.keys() & mine.keys())
     if clash:
         raise RuntimeError(f"report SQL model(s) {', '.join(clash)} also exist in sql/: rename one")
-    names = base.keys() | mine.keys()
+    names = base.keys() | mine.keys() | PYTHON_MODELS.keys()
     models = dict(base)
     for name, model in mine.items():
         words = set(_WORD.findall(re.sub(r"--[^\n]*", "", model.sql)))
@@ -106,18 +108,20 @@ def gather(
     *,
     dispute_game: str | None = None,
     top_games: int = TOP_GAMES,
+    league: League = League(),
 ) -> ReportData:
     """Run every model the page needs over one DuckDB session.
 
     dispute_game: a game id whose full turn-by-turn timeline leads the page; the statistics
     then cover that game only (filters.game is set to it). Raises GameNotFound if the dataset
-    has no such game, DatasetError if `dataset` is not a dataset.
+    has no such game, DatasetError if `dataset` is not a dataset. `league`: the standings'
+    --min-games and the trends' period (NoRatedPlayer when --min-games leaves nobody).
     """
     ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
     if dispute_game is not None:
         filters = dataclasses.replace(filters, game=dispute_game)
     models = report_models()
-    with session(ds, filters, with_policy=True) as con:  # decision quality reads the policy
+    with session(ds, filters, with_policy=True, league=league) as con:  # decision quality reads the policy
         set_variables(con, {"r_top_games": top_games, "r_games": []})
         if dispute_game is not None:
             found = con.execute("select count(*) from src_games where game_id = ?", [dispute_game]).fetchone()
@@ -134,6 +138,11 @@ def gather(
         games = {name: run(con, f"rpt_report_{name}", models) for name in GAME_TABLES}
         if judged:
             games.update({name: run(con, f"rpt_report_{name}", models) for name in RACE_GAME_TABLES})
+        league_data = None
+        if dispute_game is None:  # a dispute page is about one game: no league
+            league_data = gather_league(
+                con, models, filters, league, stats.get("blunders"), f"dataset {ds.path}", judged
+            )
     summary = stats["player_summary"]
     per_player = summary.filter(pc.equal(summary["scope"], "player"))
     ranked = per_player.sort_by([("turns", "descending"), ("player", "ascending")])
@@ -147,6 +156,7 @@ def gather(
         games=games,
         detailed_games=detailed,
         dispute_game=dispute_game,
+        league=league_data,
     )
 
 

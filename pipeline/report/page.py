@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 
 from pipeline.report import charts
 from pipeline.report.data import LEADERBOARD_ROWS, ReportData, game_rows
+from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
 
 CSP = (
     "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
@@ -42,6 +43,10 @@ EMBED_OPTIONS = {
 SECTIONS: dict[str, str] = {
     "overview": "Overview",
     "dispute": "Dispute view",
+    # the league (pipeline.report.league_page.LEAGUE_SECTIONS)
+    "standings": "Standings",
+    "rating": "Rating over time",
+    "head_to_head": "Head to head",
     "bust": "Bust rate by dice left",
     "turns": "Turn value",
     "decisions": "Bank or roll",
@@ -49,6 +54,7 @@ SECTIONS: dict[str, str] = {
     "players": "Players",
     "findings": "Audit findings",
     "dice": "Dice fairness",
+    "each_player": "Player by player",
 }
 
 # Chart id -> the sentence under it saying how to read it.
@@ -161,8 +167,8 @@ def describe_filters(data: ReportData) -> str:
     parts = []
     if f.game:
         parts.append(f"game {f.game}")
-    if f.player:
-        parts.append(f"player {f.player}")
+    if f.players:
+        parts.append(f"{'player' if len(f.players) == 1 else 'players'} {', '.join(f.players)}")
     if f.rules is not None:
         parts.append(f"rules {f.rules.name}")
     if f.since:
@@ -194,7 +200,12 @@ def overview(data: ReportData) -> str:
         if o["games_without_time"]:
             period += f"; {fmt_int(o['games_without_time'])} games without timestamps"
     tiles = [
-        ("Games", fmt_int(o["games"]), f"{fmt_int(o['complete_games'])} complete"),
+        (
+            "Games",
+            fmt_int(o["games"]),
+            f"{fmt_int(o['complete_games'])} complete"
+            + (f", {fmt_int(o['abandoned_games'])} of them abandoned" if o.get("abandoned_games") else ""),
+        ),
         ("Players", fmt_int(o["players"]), ""),
         ("Turns", fmt_int(o["turns"]), f"{fmt_int(o['rolls'])} rolls"),
         ("Events", fmt_int(o["events"]), "valid log lines of these games"),
@@ -434,6 +445,20 @@ def game_anchor(data: ReportData, game_id: str) -> str:
     return f"game-{data.detailed_games.index(game_id) + 1}"
 
 
+def _winner_by_dice(row: dict) -> str:
+    """The winner by the dice, or why there is none: an abandoned game has no winner."""
+    if row.get("how_ended") == "abandoned":
+        return "– (abandoned)"
+    return esc(", ".join(row["winner_corrected"] or []) or "–")
+
+
+def _how_ended(meta: dict) -> str:
+    """How the game's log ends, as the game's facts say it."""
+    if meta.get("how_ended") == "abandoned":
+        return "abandoned (stopped before its end: no winner by the dice)"
+    return "complete" if meta.get("complete") else "log ends before game_end"
+
+
 def disputed_games(data: ReportData) -> str:
     rows = data.report["disputed_games"].to_pylist()
     if not rows:
@@ -444,7 +469,7 @@ def disputed_games(data: ReportData) -> str:
         f"<td>{esc(r['started'] or '–')}</td><td>{fmt_int(r['errors'])}</td><td>{fmt_int(r['findings'])}</td>"
         f"<td class=\"text\">{esc(', '.join(r['codes'] or []))}</td>"
         f"<td class=\"text\">{esc(', '.join(r['winner_claimed'] or []) or '–')}</td>"
-        f'<td class="text{" flag" if r["winner_changed"] else ""}">{esc(", ".join(r["winner_corrected"] or []) or "–")}</td>'
+        f'<td class="text{" flag" if r["winner_changed"] else ""}">{_winner_by_dice(r)}</td>'
         f"<td>{fmt_int(r['overclaimed_points'])}</td>"
         "</tr>"
         for r in rows
@@ -532,7 +557,7 @@ def game_detail(data: ReportData, game_id: str, full: bool) -> str:
     facts = (
         f"Rules {esc(meta.get('ruleset_name') or '–')}; {fmt_int(meta.get('events'))} events; "
         f"{esc(meta.get('started') or '–')} to {esc(meta.get('ended') or '–')} UTC; "
-        f"{'complete' if meta.get('complete') else 'log ends before game_end'}."
+        f"{_how_ended(meta)}."
     )
     parts = [f'<p class="notes">{facts}</p>', result_table(seats)]
     if loose:
@@ -699,6 +724,10 @@ def figures(data: ReportData) -> dict[str, list[Figure | str]]:
             )
         ],
     }
+    if data.league is not None:
+        from pipeline.report import league_page  # it imports this module's helpers
+
+        out.update(league_page.figures(data.league))
     return out
 
 
@@ -725,6 +754,7 @@ def section_bodies(data: ReportData, figs: dict[str, list[Figure | str]]) -> dic
         }
     return {
         "overview": overview(data),
+        **league_bodies(data, figs),
         "bust": charts_of("bust") + picker_note(data),
         "turns": charts_of("turns"),
         "decisions": charts_of("decisions"),
@@ -742,6 +772,31 @@ def section_bodies(data: ReportData, figs: dict[str, list[Figure | str]]) -> dic
         "players": leaderboard(data),
         "findings": charts_of("findings") + disputed_games(data) + detailed_games_html(data),
         "dice": charts_of("dice") + fairness_table(data),
+    }
+
+
+def league_bodies(data: ReportData, figs: dict[str, list[Figure | str]]) -> dict[str, str]:
+    """The league sections (pipeline.report.league_page), when the page has a league."""
+    if data.league is None:
+        return {}
+    from pipeline.report import league_page  # it imports this module's helpers
+
+    table = data.stats.get("decision_quality")
+    threshold = (
+        table.column("blunder_threshold")[0].as_py()
+        if table is not None and table.num_rows
+        else DEFAULT_BLUNDER_THRESHOLD
+    )
+
+    def game_link(game_id: str) -> str | None:
+        return game_anchor(data, game_id) if game_id in data.detailed_games else None
+
+    league = data.league
+    return {
+        "standings": league_page.standings(league),
+        "rating": league_page.rating_section(league, figs.get("rating", [])),
+        "head_to_head": league_page.head_to_head_section(league, figs.get("head_to_head", [])),
+        "each_player": league_page.player_panels(league, threshold, game_link),
     }
 
 
@@ -825,6 +880,8 @@ details.game { border: 1px solid var(--line); border-radius: 6px; margin: 8px 0;
 details.game summary { cursor: pointer; }
 details.game:target { outline: 2px solid var(--accent); }
 .lead { font-size: 17px; }
+tr.few th, tr.few td { color: var(--muted); }
+article.player { border-top: 1px solid var(--line); margin-top: 28px; }
 .empty { color: #c0392b; font-weight: 600; }
 #csp-violations:empty { display: none; }
 #csp-violations { color: #c0392b; }

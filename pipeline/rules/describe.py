@@ -39,5 +39,17 @@ def _rows(rules: Ruleset) -> list[tuple[str, int | None]]:
     return rows
 
 
+def game_end_text(rules: Ruleset) -> str:
+    """When a game under `rules` is over, in words (rules.md: `target` and `rounds`)."""
+    target = rules.target
+    final = f"the end of the final round that a banked total of {target:,} starts" if target is not None else ""
+    if rules.rounds is None:
+        return f"at {final} (every other player gets one more turn)"
+    rounds = f"after {rules.rounds:,} round{'s' if rules.rounds != 1 else ''} (every player has played {rules.rounds:,} turn{'s' if rules.rounds != 1 else ''})"
+    if target is None:
+        return f"{rounds}; no target"
+    return f"{rounds}, or at {final}, whichever comes first"
+
+
 def odds_rows(rules: Ruleset) -> list[tuple[int, Fraction]]:
     return [(n, farkle_probability(n, rules)) for n in range(6, 0, -1)]

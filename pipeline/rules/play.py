@@ -1,7 +1,7 @@
 """The scalar steps of play: each arithmetic rule of rules.md and log-format.md, once.
 
 The dice key, the dice left to roll, the bank floor, the farkle streak and its penalty,
-the final round and the end of the game. The reference engine, the compiled replay kernel,
+the final round, the round limit and the end of the game, a running total's claim. The reference engine, the compiled replay kernel,
 the simulator and the injector all call these functions, so a rule cannot read one way in
 one of them and another way in the next; a new knob of play is added here and passed in.
 
@@ -149,18 +149,41 @@ def streak_after_bank(streak: int) -> int:
     return 0
 
 
+# ---- a keep's claim -----------------------------------------------------------------------
+def running_claim(turn_points: int, claimed_before: int) -> int:
+    """The points a keep logged with `turn_points` (the turn's claimed running total after
+    it) claims: the difference from the turn's running total claimed before it, the sum of
+    the turn's earlier claimed keeps (0 at its first keep; hot dice do not reset it). It is
+    negative when the running total went down (log-format.md, "Running totals")."""
+    return turn_points - claimed_before
+
+
 # ---- the final round and game over -------------------------------------------------------
 #: `reached` before anyone's claimed total reached the target.
 NOBODY = -1
+#: The `target` of a ruleset with none (`target: null`): no total starts a final round.
+NO_TARGET = 0
+#: The `rounds` of a ruleset with no round limit (`rounds: null`).
+NO_ROUND_LIMIT = 0
+
+
+def target_knob(target) -> int:
+    """A ruleset's `target` as the int the steps below take: NO_TARGET for null."""
+    return NO_TARGET if target is None else target
+
+
+def rounds_knob(rounds) -> int:
+    """A ruleset's `rounds` as the int the steps below take: NO_ROUND_LIMIT for null."""
+    return NO_ROUND_LIMIT if rounds is None else rounds
 
 
 def final_round_step(seat: int, total: int, target: int, reached: int, owed, left: int) -> tuple[int, int]:
     """After a turn of `seat` ending on claimed `total`: (reached, left), the seat that
     first reached `target` (NOBODY yet) and how many final turns are still owed. Reaching
     it starts the final round, in which every other player owes exactly one more turn;
-    `owed` holds one flag per seat and is updated in place."""
+    `owed` holds one flag per seat and is updated in place. With NO_TARGET nobody reaches it."""
     if reached == NOBODY:
-        if total >= target:
+        if target != NO_TARGET and total >= target:
             left = 0
             for s in range(len(owed)):
                 owed[s] = 0 if s == seat else 1
@@ -173,7 +196,14 @@ def final_round_step(seat: int, total: int, target: int, reached: int, owed, lef
     return reached, left
 
 
-def game_over(reached: int, left: int) -> bool:
-    """Once the final round is played out no more turns are replayed (the one place a
-    limit on rounds would also end the game)."""
-    return reached != NOBODY and left == 0
+def rounds_played_out(fewest_turns: int, rounds: int) -> bool:
+    """Has every player played `rounds` turns (`fewest_turns`: the fewest turns any player
+    has ended)? Never under NO_ROUND_LIMIT."""
+    return rounds != NO_ROUND_LIMIT and fewest_turns >= rounds
+
+
+def game_over(reached: int, left: int, fewest_turns: int, rounds: int) -> bool:
+    """The game is over once the final round that reaching the target started is played
+    out, or once every player has played `rounds` turns, whichever comes first; no turn
+    is replayed after it."""
+    return (reached != NOBODY and left == 0) or rounds_played_out(fewest_turns, rounds)

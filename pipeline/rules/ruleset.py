@@ -27,7 +27,12 @@ N_OF_A_KIND_MODES = ("flat", "doubling", "linear")
 MAX_POINTS = 100_000  # every combination, `partial_straights` value, opening, min_bank, farkle_penalty
 MAX_TARGET = 1_000_000  # a hundred times the standard 10,000
 MAX_PENALTY_AFTER = 1_000  # farkles in a row; the usual 3
-UPPER_BOUNDS: dict[str, int] = {"target": MAX_TARGET, "penalty_after": MAX_PENALTY_AFTER}  # others: MAX_POINTS
+MAX_ROUNDS = 1_000  # rounds of a round-limited game; real "N-round modes" play 5 to 20
+UPPER_BOUNDS: dict[str, int] = {
+    "target": MAX_TARGET,
+    "penalty_after": MAX_PENALTY_AFTER,
+    "rounds": MAX_ROUNDS,
+}  # others: MAX_POINTS
 
 
 class RulesetError(UserError, ValueError):
@@ -67,7 +72,8 @@ class Ruleset:
     min_bank: int = 0
     farkle_penalty: int = 0
     penalty_after: int = 3
-    target: int = 10000
+    target: int | None = 10000  # None: no target (then `rounds` is set)
+    rounds: int | None = None  # None: no limit on rounds
     base: str = field(default="standard", compare=False)
 
     # ---- construction -------------------------------------------------------------
@@ -99,7 +105,12 @@ class Ruleset:
             if name not in KNOB_NAMES:
                 raise RulesetError(f"unknown knob {_show(name)}: knobs are base, {', '.join(KNOB_NAMES)}")
             knobs[name] = _validate_knob(name, raw)
-        return dataclasses.replace(base, base=base_name, **knobs)
+        rules = dataclasses.replace(base, base=base_name, **knobs)
+        if rules.target is None and rules.rounds is None:
+            raise RulesetError(
+                "knobs 'target' and 'rounds' are both null: a game needs a target, a round limit or both"
+            )
+        return rules
 
     @classmethod
     def from_json_text(cls, text: str) -> "Ruleset":
@@ -168,7 +179,8 @@ _NULLABLE_POINTS = {
 }
 _COMBINATION_POINTS = {"single_one", "single_five", "three_ones"}
 _POINTS = {"opening", "min_bank", "farkle_penalty"}
-_POSITIVE = {"penalty_after", "target"}
+_POSITIVE = {"penalty_after"}
+_POSITIVE_OR_NULL = {"target", "rounds"}  # null: no target / no round limit
 
 
 def _as_int(value: Any) -> int | None:
@@ -207,6 +219,14 @@ def _validate_knob(name: str, value: Any) -> Any:
         if number is None or number < 1:
             raise RulesetError(f"knob {name!r} must be an integer >= 1, got {_show(value)}")
         return _at_most(f"knob {name!r}", number, UPPER_BOUNDS.get(name, MAX_POINTS), value)
+    if name in _POSITIVE_OR_NULL:
+        if value is None:
+            return None
+        number = _as_int(value)
+        if number is None or number < 1:
+            meaning = "no target" if name == "target" else "no round limit"
+            raise RulesetError(f"knob {name!r} must be an integer >= 1 or null ({meaning}), got {_show(value)}")
+        return _at_most(f"knob {name!r}", number, UPPER_BOUNDS[name], value)
     if name == "n_of_a_kind":
         if value not in N_OF_A_KIND_MODES:
             raise RulesetError(f"knob 'n_of_a_kind' must be one of {', '.join(N_OF_A_KIND_MODES)}, got {_show(value)}")

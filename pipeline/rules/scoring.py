@@ -165,7 +165,7 @@ def best_split_counts(counts: Counts, rules: Ruleset) -> tuple[int, tuple[Meld, 
         if not _allowed(meld, counts, rules.split_kinds):
             continue
         rest = tuple(h - n for h, n in zip(counts, meld.counts))
-        sub = best_split_counts(rest, rules)  # type: ignore[arg-type]
+        sub = best_split_counts(rest, rules)
         if sub is None:
             continue
         total = meld.points + sub[0]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
-from typing import Iterable
+from typing import Iterable, cast
 
 from pipeline.rules import play
 from pipeline.rules.play import counts_key
@@ -96,7 +96,7 @@ def _multisets(n: int) -> Iterable[Counts]:
     """The face counts (c1..c6) of every multiset of n dice, in increasing order of the
     tuple: the order of `product(range(n + 1), repeat=6)` filtered by sum, without its
     (n + 1) ** 6 candidates (117,649 for six dice: most of a table's build time)."""
-    return _compositions(n, 6)
+    return cast("list[Counts]", _compositions(n, 6))
 
 
 def _compositions(n: int, parts: int) -> list[tuple[int, ...]]:

@@ -125,8 +125,11 @@ class PolicyPlayer:
         if hit is None:
             from pipeline.rules import score_table
 
-            dice, _ = self.policy.best_keep(points, roll, opened)
+            best = self.policy.best_keep(points, roll, opened)
+            assert best is not None  # asked only about a roll that scores
+            dice, _ = best
             value = score_table(self.rules).value[counts_key(dice_counts(dice))]
+            assert value is not None  # the policy keeps only dice that all score
             left = dice_to_roll(len(roll), len(dice))
             bank = self.policy.best_action(points + value, left, opened) == self._bank
             hit = self._memo[memo_key] = ((sorted(dice), value, len(dice)), bank)
@@ -163,6 +166,7 @@ class RacePlayer:
         g = self.race.granularity
         dice = keep_choices(view, points // g, len(roll), roll)[0][0]
         value = score_table(self.rules).value[counts_key(dice_counts(dice))]
+        assert value is not None  # a keep choice uses only dice that all score
         left = dice_to_roll(len(roll), len(dice))
         after = (points + value) // g
         bank = view.bank(after) >= view.roll(after, left)

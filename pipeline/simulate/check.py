@@ -93,6 +93,7 @@ def check_game(events: list[dict[str, Any]], default_rules: Ruleset | None = Non
     totals = [0] * n
     opened = [False] * n
     streak = [0] * n
+    played = [0] * n  # turns ended, per seat (the round limit)
     first, remaining, over = -1, 0, False
     next_seat = 0
     turn_open = False
@@ -122,12 +123,13 @@ def check_game(events: list[dict[str, Any]], default_rules: Ruleset | None = Non
         nonlocal turn_open, next_seat, first, remaining, over
         turn_open = False
         next_seat = (tp + 1) % n
+        played[tp] += 1
         if first < 0:
-            if totals[tp] >= rules.target:
+            if rules.target is not None and totals[tp] >= rules.target:
                 first, remaining = tp, n - 1
         else:
             remaining -= 1
-        over = first >= 0 and remaining <= 0
+        over = (first >= 0 and remaining <= 0) or (rules.rounds is not None and min(played) >= rules.rounds)
 
     for i in range(1, len(events)):
         e = events[i]
@@ -138,10 +140,10 @@ def check_game(events: list[dict[str, Any]], default_rules: Ruleset | None = Non
             continue
         if seq > expected:
             codes.append("seq_error")
-        expected = seq + 1
-        if typ == "game_start":
+        if typ == "game_start":  # not replayed, and uses up no seq
             out.append((i, "seq_error"))
             continue
+        expected = seq + 1
         if typ in TURN_TYPES and (over or ended):
             out.append((i, codes[0] if codes else "play_after_game_over"))
             continue
@@ -188,7 +190,11 @@ def check_game(events: list[dict[str, Any]], default_rules: Ruleset | None = Non
             roll, kept_n, phase = list(dice), 0, "rolled"
             missed = tabs.farkle[counts_key(dice_counts(dice))]
         elif typ == "keep":
-            dice, claimed = e["dice"], e["points"]
+            dice = e["dice"]
+            if "turn_points" in e:  # the running total: the claim is what it adds to the keeps before
+                claimed = e["turn_points"] - (sum(c for _, c in keeps) if turn_open else 0)
+            else:
+                claimed = e["points"]
             if missed:
                 codes.append("missed_farkle")
             if not turn_open or phase != "rolled" or not _submultiset(dice, roll):
@@ -238,14 +244,23 @@ def check_game(events: list[dict[str, Any]], default_rules: Ruleset | None = Non
             missed = False
             end_turn()
         elif typ == "game_end":
-            scores = e.get("scores") or {}
-            if any(scores.get(p) != totals[k] for k, p in enumerate(players)):
-                codes.append("final_score_mismatch")
-            winner = e["winner"]
-            named = {winner} if isinstance(winner, str) else set(winner)
+            abandoned = e.get("reason") == "abandoned"
+            if abandoned:
+                turn_open = False  # forfeited: no points, no penalty, no finding
+            if not abandoned or "scores" in e:
+                scores = e.get("scores") or {}
+                if any(scores.get(p) != totals[k] for k, p in enumerate(players)):
+                    codes.append("final_score_mismatch")
+            winner = e.get("winner")
             top = max(totals)
-            if not over or named != {p for k, p in enumerate(players) if totals[k] == top}:
-                codes.append("wrong_winner")
+            leaders = {p for k, p in enumerate(players) if totals[k] == top}
+            if winner is None:
+                if not abandoned:
+                    codes.append("wrong_winner")
+            else:
+                named = {winner} if isinstance(winner, str) else set(winner)
+                if (not over and not abandoned) or named != leaders:
+                    codes.append("wrong_winner")
             ended = True
         if codes:
             out.append((i, codes[0]))

@@ -2,8 +2,11 @@
 
 Events follow log-format.md to the letter (game_start … game_end, seq 1, 2, 3, …) and the
 game follows rules.md: hot dice, opening threshold, `min_bank`, farkle penalties, the final
-round after `target`, ties. Farkle events carry `total` exactly when the ruleset has a
-farkle penalty. The loop is written for speed (one `random()` per roll, table lookups,
+round after `target`, the round limit (`rounds`), ties. Farkle events carry `total`
+exactly when the ruleset has a farkle penalty. Keeps carry their own `points`, or with
+`running_totals` the turn's running total (`turn_points`), as many apps print it; an
+abandoned game (`abandon_game`) is cut at a random event and ends with
+`"reason": "abandoned"`. The loop is written for speed (one `random()` per roll, table lookups,
 locals only); everything it needs per ruleset is prebuilt in `dice.DiceTables`.
 """
 
@@ -24,8 +27,10 @@ from pipeline.rules.play import (
     farkle_cost,
     final_round_step,
     game_over,
+    rounds_knob,
     streak_after_bank,
     streak_after_farkle,
+    target_knob,
 )
 from pipeline.simulate.bots import BOTS, DEFAULT_BOTS, policy_player, race_player
 from pipeline.simulate.dice import POW6, dice_tables, rolls_by_index
@@ -116,10 +121,12 @@ def play_game(
     rules: Ruleset,
     t0: int,
     rules_field: Any = None,
+    running_totals: bool = False,
 ) -> tuple[list[dict[str, Any]], int]:
     """Play one game; return its events (dicts in log order) and the time after its last event.
 
-    `rules_field` is what game_start says in `rules` (default: `rules_value(rules)`).
+    `rules_field` is what game_start says in `rules` (default: `rules_value(rules)`); with
+    `running_totals` each keep gives the turn's running total (`turn_points`), not its points.
     """
     tabs = dice_tables(rules)
     rolls = rolls_by_index()
@@ -137,7 +144,9 @@ def play_game(
     racers = [race_player(rules) if b.race else None for b in bots]
     keys = tabs.keys
     opening, min_bank = rules.opening, rules.min_bank
-    penalty, after, target = rules.farkle_penalty, rules.penalty_after, rules.target
+    penalty, after = rules.farkle_penalty, rules.penalty_after
+    target, rounds = target_knob(rules.target), rounds_knob(rules.rounds)
+    points_field = "turn_points" if running_totals else "points"
     rnd = rng.random
 
     t = t0
@@ -174,7 +183,7 @@ def play_game(
         bars = bank_at[p] if turns <= tired else BOTS["cautious"].bank_at
         if turns > GIVE_UP_AFTER * n:
             raise SimulationError(
-                f"game {gid} has not reached the target of {target} after {GIVE_UP_AFTER} turns per player "
+                f"game {gid} has not reached the target of {rules.target} after {GIVE_UP_AFTER} turns per player "
                 f"(best total {max(totals)}): under these rules (farkle_penalty {penalty} every "
                 f"{after} farkle(s) in a row) the bots cannot win; lower the penalty or the target"
             )
@@ -237,7 +246,15 @@ def play_game(
                     bank = mine > best or (mine == best and tie_ok[p])
             if bank:
                 app(
-                    {"game_id": gid, "seq": seq, "ts": ts, "type": "keep", "player": name, "dice": b[0], "points": b[1]}
+                    {
+                        "game_id": gid,
+                        "seq": seq,
+                        "ts": ts,
+                        "type": "keep",
+                        "player": name,
+                        "dice": b[0],
+                        points_field: bpts if running_totals else b[1],
+                    }
                 )
                 totals[p] += bpts
                 opened[p] = True
@@ -262,9 +279,20 @@ def play_game(
             kdice, kval, kn = c
             pts += kval
             left = dice_to_roll(left, kn)
-            app({"game_id": gid, "seq": seq, "ts": ts, "type": "keep", "player": name, "dice": kdice, "points": kval})
+            app(
+                {
+                    "game_id": gid,
+                    "seq": seq,
+                    "ts": ts,
+                    "type": "keep",
+                    "player": name,
+                    "dice": kdice,
+                    points_field: pts if running_totals else kval,
+                }
+            )
         first, remaining = final_round_step(p, totals[p], target, first, owed, remaining)
-        if game_over(first, remaining):
+        # seats play in order from seat 0: after `turns` turns every seat has ended turns // n
+        if game_over(first, remaining, turns // n, rounds):
             break
         p += 1
         if p == n:
@@ -284,3 +312,39 @@ def play_game(
         }
     )
     return events, t
+
+
+def abandon_game(events: list[dict[str, Any]], rng: random.Random) -> list[dict[str, Any]]:
+    """The game stopped early, as online games are (a player quits, the table closes): its
+    events cut after a random turn event (mid-turn or between turns), then a game_end with
+    `"reason": "abandoned"`. Like the apps that write one, it names the leaders by claimed
+    total and gives the scores, or leaves either out. A turn left open is forfeited (it adds
+    nothing), so the claimed totals are those of the last bank or farkle of each player."""
+    players = list(events[0]["players"])
+    last_turn_event = len(events) - 2  # events[-1] is the game_end
+    if last_turn_event < 1:
+        return events
+    cut = rng.randint(1, last_turn_event)
+    kept = [dict(e) for e in events[: cut + 1]]
+    totals = dict.fromkeys(players, 0)
+    for e in kept:
+        if e["type"] in ("bank", "farkle") and "total" in e:
+            totals[e["player"]] = e["total"]
+    end: dict[str, Any] = {
+        "game_id": events[0]["game_id"],
+        "seq": kept[-1]["seq"] + 1,
+        "ts": kept[-1]["ts"],
+        "type": "game_end",
+        "reason": "abandoned",
+    }
+    style = rng.random()
+    if style < 0.6:
+        top = max(totals.values())
+        leaders = [p for p in players if totals[p] == top]
+        end["winner"] = leaders[0] if len(leaders) == 1 else leaders
+    elif style < 0.8:
+        end["winner"] = None
+    if rng.random() < 0.7:
+        end["scores"] = totals
+    kept.append(end)
+    return kept

@@ -100,6 +100,7 @@ class Ctx:
     gid: str
     players: list[str]
     frozen: set = field(default_factory=set)
+    running: set = field(default_factory=set)  # ids of keeps logged with turn_points
 
     def freeze(self, event: dict, name: str) -> None:
         self.frozen.add((id(event), name))
@@ -152,12 +153,14 @@ def recompute(ev: list, ctx: Ctx) -> None:
         if t == "roll" and owner is None:
             owner = seat[e["player"]]
         elif t == "bank":
+            assert owner is not None  # set by the turn's first roll
             if (id(e), "total") not in frozen:
                 e["total"] = totals[owner] + e["points"]
             totals[owner] = e["total"]
             streak[owner] = streak_after_bank(streak[owner])
             owner = None
         elif t == "farkle":
+            assert owner is not None
             if penalty or "total" in e:
                 if (id(e), "total") not in frozen:
                     e["total"] = totals[owner] - farkle_cost(streak[owner], penalty, after)
@@ -165,13 +168,56 @@ def recompute(ev: list, ctx: Ctx) -> None:
             streak[owner] = streak_after_farkle(streak[owner], penalty, after)
             owner = None
         elif t == "game_end":
-            if (id(e), "scores") not in frozen:
+            abandoned = e.get("reason") == "abandoned"  # may give no scores and name no winner
+            if (id(e), "scores") not in frozen and (not abandoned or "scores" in e):
                 e["scores"] = dict(zip(players, totals))
-            if (id(e), "winner") not in frozen:
+            if (id(e), "winner") not in frozen and (not abandoned or e.get("winner") is not None):
                 top = max(totals)
                 won = [p for p, v in zip(players, totals) if v == top]
                 e["winner"] = won[0] if len(won) == 1 else won
     renumber(ev)
+
+
+def claims_of_running(ev: list) -> set[int]:
+    """Turn each keep logged with the turn's running total (`turn_points`) into one with its
+    claim (`points`), so the injectors edit claims alone; returns the ids of those keeps."""
+    running: set[int] = set()
+    claimed = 0
+    for e in ev:
+        t = e["type"]
+        if t in ("bank", "farkle", "game_start", "game_end"):
+            claimed = 0
+        elif t == "keep":
+            if "turn_points" in e:
+                e["points"] = e.pop("turn_points") - claimed
+                running.add(id(e))
+            claimed += e["points"]
+    return running
+
+
+def running_of_claims(items: list, running: set[int]) -> None:
+    """`claims_of_running` undone after an edit: each of those keeps (still in the game)
+    gives the running total of the claims of its turn so far, its own included. A turn ends
+    at a bank or farkle, or where another player's roll starts the next one (a lost end)."""
+    claimed = 0
+    owner = None
+    for e in items:
+        if not isinstance(e, dict):
+            continue
+        t = e["type"]
+        if t in ("bank", "farkle", "game_start", "game_end"):
+            claimed, owner = 0, None
+        elif t == "roll":
+            if owner is not None and e["player"] != owner and len(e["dice"]) == 6:
+                claimed = 0
+            owner = e["player"] if owner is None else owner
+        elif t == "keep":
+            if "points" not in e:  # pragma: no cover - every keep has its claim here
+                continue
+            claimed += e["points"]
+            if id(e) in running:
+                del e["points"]
+                e["turn_points"] = claimed
 
 
 def total_before(ev: list, index: int, player: str) -> int:
@@ -509,14 +555,23 @@ def inj_scoring_error(ev, ctx):
     j = rng.randrange(len(turn.keeps))
     k = turn.keeps[j]
     own = ev[k]["points"]
-    claim = own + rng.choice(DELTAS)
     earlier = [(list(ev[i]["dice"]), ev[i]["points"]) for i in turn.keeps[:j]]
-    if claim < 0 or keep_is_cross_roll(earlier, ev[k]["dice"], claim, ctx.rules):
+    if id(ev[k]) in ctx.running and j > 0 and rng.random() < 0.5:
+        # an app's accumulation bug: the running total starts again at this keep (after hot
+        # dice, say), so its claim is its own value less what the turn had claimed before
+        claim = own - sum(c for _, c in earlier)
+        what = f"running total reset at keep {_show(ev[k]['dice'])}: claims {claim}, worth {own}"
+    else:
+        claim = own + rng.choice(DELTAS)
+        if claim < 0:
+            return None
+        what = f"keep {_show(ev[k]['dice'])} claimed {claim}, worth {own}"
+    if claim == own or keep_is_cross_roll(earlier, ev[k]["dice"], claim, ctx.rules):
         return None
     ev[k]["points"] = claim
     _set_bank_to_claims(ev, turn)
     recompute(ev, ctx)
-    return [Planted(ev[k], "scoring_error", f"keep {_show(ev[k]['dice'])} claimed {claim}, worth {own}")]
+    return [Planted(ev[k], "scoring_error", what)]
 
 
 def inj_bank_mismatch(ev, ctx):
@@ -674,18 +729,33 @@ def inj_wrong_winner(ev, ctx):
         ctx.freeze(end, "winner")
         return [Planted(end, "wrong_winner", what)]
     turns = turns_of(ev)
+    if end.get("reason") == "abandoned":
+        # the game stopped early, but its game_end does not say it was abandoned
+        del end["reason"]
+        if end.get("winner") is None or "scores" not in end:
+            return None
+        planted = [Planted(end, "wrong_winner", "game ended early without saying it was abandoned")]
+        if len(ev) - 2 > (turns[-1].end if turns else 0):  # cut mid-turn: that turn stays open
+            planted.append(Planted(end, "missing_turn_end", "the turn the game stopped in was never ended"))
+        ctx.freeze(end, "winner")
+        ctx.freeze(end, "scores")
+        return planted
     target = ctx.rules.target
-    reach = next(i for i, t in enumerate(turns) if ev[t.end].get("total", -(10**18)) >= target)
-    if variant == "early":
-        if reach == 0:
-            return None
-        t = turns[rng.randrange(reach)]
-        what = "game_end before anyone reached the target"
+    if target is None or ctx.rules.rounds is not None:  # ended early: cut after any turn but the last
+        t = turns[rng.randrange(len(turns) - 1)]
+        what = "game_end before the game was over"
     else:
-        if reach == len(turns) - 1:
-            return None
-        t = turns[reach]
-        what = "game_end before the final round was played"
+        reach = next(i for i, t in enumerate(turns) if ev[t.end].get("total", -(10**18)) >= target)
+        if variant == "early":
+            if reach == 0:
+                return None
+            t = turns[rng.randrange(reach)]
+            what = "game_end before anyone reached the target"
+        else:
+            if reach == len(turns) - 1:
+                return None
+            t = turns[reach]
+            what = "game_end before the final round was played"
     del ev[t.end + 1 : len(ev) - 1]
     recompute(ev, ctx)
     return [Planted(ev[-1], "wrong_winner", what)]
@@ -758,12 +828,15 @@ def inject(events: list[dict], code: str, rules: Ruleset, rng: random.Random) ->
     for _ in range(ATTEMPTS):
         ev = [dict(e) for e in events]
         ctx = Ctx(rules, rng, gid, players)
+        ctx.running = claims_of_running(ev)
         try:
             planted = INJECTORS[code](ev, ctx)
-        except (IndexError, ValueError, StopIteration):
-            planted = None  # the game has no site of this kind (e.g. no farkle turn)
+        except (LookupError, ValueError, StopIteration):
+            planted = None  # the game has no site of this kind (e.g. no farkle turn, no scores)
         if planted is None:
             continue
+        if ctx.running:
+            running_of_claims(ev, ctx.running)
         if _verified(ev, planted, gid, rules):
             return Injected(ev, planted)
     return None

@@ -10,9 +10,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Sequence
 
+from pipeline.files import open_output
 from pipeline.rules import Ruleset
 from pipeline.simulate.bots import BOTS, DEFAULT_BOTS
-from pipeline.simulate.game import SimulationError, game_id, game_rng, play_game, seat_players, start_time
+from pipeline.simulate.game import (
+    SimulationError,
+    abandon_game,
+    game_id,
+    game_rng,
+    play_game,
+    seat_players,
+    start_time,
+)
 from pipeline.simulate.inject import INJECTABLE, Injected, inject, injectable_under
 from pipeline.simulate.writer import LineWriter, encode
 
@@ -22,6 +31,7 @@ MANIFEST_FIELDS = ("game_id", "seq", "code", "line", "what")
 @dataclass
 class Summary:
     games: int = 0
+    abandoned: int = 0  # games written with "reason": "abandoned"
     events: int = 0  # valid events written (bad lines not counted)
     lines: int = 0
     injected: dict[str, int] = field(default_factory=dict)  # code -> findings planted
@@ -33,10 +43,13 @@ class ManifestWriter:
     """Ground truth of injected errors: JSONL, or CSV when the name ends in .csv."""
 
     def __init__(self, target: str | Path | io.TextIOBase):
-        self._own = not hasattr(target, "write")
-        self._f = open(target, "w", newline="", encoding="utf-8") if self._own else target
+        self._own = isinstance(target, (str, Path))
+        if isinstance(target, (str, Path)):  # a regular file or a new name: never a link or a device
+            self._f = io.TextIOWrapper(open_output(target), encoding="utf-8", newline="")
+        else:
+            self._f = target  # type: ignore[assignment]
         self._csv = None
-        if str(getattr(self._f, "name", target)).endswith(".csv"):
+        if str(target if self._own else getattr(target, "name", "")).endswith(".csv"):
             self._csv = csv.DictWriter(self._f, fieldnames=MANIFEST_FIELDS)
             self._csv.writeheader()
 
@@ -102,13 +115,18 @@ def simulate(
     bots: Sequence[str] = DEFAULT_BOTS,
     on_game: Callable[[int], None] | None = None,
     tables: int = 1,
+    running_totals: float = 0.0,
+    abandon: float = 0.0,
 ) -> Summary:
     """Play `games` games with seed `seed` and write them to `out` (`-`: stdout; `.gz`: gzip).
 
     Game i is the same whatever `games`, `inject_rate` or `manifest` are; an injected game is
     that clean game with one error planted (see inject.py), and its manifest rows give the
     file line of each planted finding. With `tables` > 1 that many games are played at once
-    and their lines interleave by time.
+    and their lines interleave by time. A share `running_totals` of the games log each keep
+    as the turn's running total (`turn_points`); a share `abandon` of them is abandoned
+    (cut short, with `"reason": "abandoned"`). Each is drawn per game from a stream of its
+    own, so game i is otherwise the same whatever they are.
     """
     summary = Summary()
     rules = list(rules)
@@ -125,8 +143,16 @@ def simulate(
         """Game `index` from time t0: its clean events, the injected version if any, end time."""
         rng = game_rng(seed, index)
         ruleset = rules[0] if len(rules) == 1 else rng.choice(rules)
-        events, t = play_game(game_id(seed, index), rng, seat_players(rng, lo, hi, bots), ruleset, t0)
+        running = running_totals > 0 and random.Random(f"farkle-sim-running/{seed}/{index}").random() < running_totals
+        events, t = play_game(
+            game_id(seed, index), rng, seat_players(rng, lo, hi, bots), ruleset, t0, running_totals=running
+        )
         t += rng.randint(60, 900)
+        if abandon > 0:
+            arng = random.Random(f"farkle-sim-abandon/{seed}/{index}")
+            if arng.random() < abandon:
+                events = abandon_game(events, arng)
+                summary.abandoned += 1
         injected = None
         if inject_rate > 0 and usable:
             irng = random.Random(f"farkle-sim-inject/{seed}/{index}")

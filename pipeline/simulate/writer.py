@@ -10,9 +10,11 @@ from __future__ import annotations
 import gzip
 import sys
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import msgspec
+
+from pipeline.files import open_output
 
 _encoder = msgspec.json.Encoder()
 encode_lines = _encoder.encode_lines
@@ -31,14 +33,14 @@ class LineWriter:
             raw: BinaryIO = sys.stdout.buffer
             name = "-"
         elif isinstance(target, (str, Path)):
-            raw = open(target, "wb")
+            raw = cast(BinaryIO, open_output(target))  # a regular file or a new name: never a link or a device
             self._close.append(raw)
             name = str(target)
         else:
             raw = target
             name = getattr(target, "name", "")
         if isinstance(name, str) and name.endswith(".gz"):
-            raw = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=gzip_level)
+            raw = cast(BinaryIO, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=gzip_level))
             self._close.insert(0, raw)
         self._out = raw
         self._buf: list[bytes] = []

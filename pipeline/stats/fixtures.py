@@ -45,6 +45,10 @@ def write_table(root: Path, table: str, rows: Iterable[Mapping[str, Any]], part:
     if unknown:
         raise KeyError(f"{table} has no column(s) {', '.join(sorted(unknown))}")
     columns = {name: [row.get(name) for row in rows] for name in schema.names}
+    if table == "games":  # a game with a game_end ended "finished" unless a row says otherwise
+        columns["ended"] = [
+            row["ended"] if "ended" in row else ("finished" if row.get("complete") else None) for row in rows
+        ]
     directory = root / table
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / part

@@ -41,6 +41,7 @@ NON_SCORING_KNOBS: dict[str, Any] = {
     "farkle_penalty": 0,
     "penalty_after": 3,
     "target": 10000,
+    "rounds": None,
 }
 
 

@@ -153,6 +153,10 @@ def connect(dataset: Dataset) -> duckdb.DuckDBPyConnection:
         raise
     try:
         con.execute("set enable_progress_bar = false")  # DuckDB's own bar on stderr: not ours to print
+        if dataset.remote:  # on an object store: DuckDB reads the files through fsspec
+            from pipeline import storage
+
+            storage.register_duckdb(con, [str(dataset.path)])
         for table, schema in TABLES.items():
             if dataset.has_files(table):  # exactly the manifest's files: never a glob (docs/dataset.md)
                 files = ", ".join("'" + path.replace("'", "''") + "'" for path in dataset.duckdb_paths(table))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from pipeline.errors import UserError
 from pipeline.rules import play
 from pipeline.rules.table import dice_key, score_table, sub_keys
 from pipeline.rules.scoring import counts_to_dice
@@ -21,6 +22,10 @@ from pipeline.strategy.solver import BANK, ROLL, TOL, Policy
 
 #: Two choices whose chances differ by less than this are equally good.
 CHANCE_TOL = 1e-12
+
+
+class AdviceError(UserError, ValueError):
+    """A position `advise` cannot be asked about (dice left, roll and turn points disagree)."""
 
 
 @dataclass(frozen=True)
@@ -69,17 +74,20 @@ def advise(
     dice: int = 6,
     roll: Sequence[int] | None = None,
 ) -> Advice:
-    """Advice for the mover with `mine` banked against `theirs` (ValueError on a state the
+    """Advice for the mover with `mine` banked against `theirs` (AdviceError on a state the
     game cannot be in: points off the grid, the mover past the target, a roll of other than
     `dice` dice, points in hand at a turn start)."""
     if not 1 <= dice <= 6:
-        raise ValueError(f"dice left must be 1..6, got {dice}")
+        raise AdviceError(f"dice left must be 1..6, got {dice}")
     if roll is not None and len(roll) != dice:
-        raise ValueError(f"the roll has {len(roll)} dice but {dice} are left to roll")
+        raise AdviceError(f"the roll has {len(roll)} dice but {dice} are left to roll")
     if turn_points == 0 and dice != 6 and roll is None:
-        raise ValueError("with no turn points the turn starts with six dice")
-    view = race.turn(mine, theirs)
-    p = race.level(turn_points, "turn points")
+        raise AdviceError("with no turn points the turn starts with six dice")
+    try:  # the race's own checks of the totals are, here, the user's input
+        view = race.turn(mine, theirs)
+        p = race.level(turn_points, "turn points")
+    except ValueError as error:
+        raise AdviceError(str(error)) from None
     opened = mine > 0
     out = Advice(race.rules.name, (mine, theirs), turn_points, dice, tuple(roll) if roll else None, view.final, 0.0)
     if roll is None:

@@ -142,6 +142,7 @@ def race_moves(rules: Ruleset) -> RaceMoves:
 
 def levels(rules: Ruleset) -> int:
     """K: the totals below the target on the grid (0, g, ..., (K - 1) g)."""
+    assert rules.target is not None, "a ruleset without a target is refused first"
     return ceil(rules.target / moves(rules).granularity)
 
 
@@ -154,9 +155,9 @@ def _describe(rules: Ruleset) -> str:
 def refusal(rules: Ruleset) -> str | None:
     """Why `rules` is not solved (one line), or None. Cheap: nothing is built but the moves."""
     name = _describe(rules)
-    if getattr(rules, "target", None) is None:
+    if rules.target is None:
         return f"ruleset {name} has no target: the two-player winning chances are modelled for a race to a target only"
-    if getattr(rules, "rounds", None) is not None:
+    if rules.rounds is not None:
         return (
             f"ruleset {name} ends after a number of rounds: the two-player winning chances do not model a round limit"
         )

@@ -68,7 +68,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from pipeline.rules.ruleset import Ruleset
 from pipeline.rules.scoring import counts_to_dice, dice_counts
-from pipeline.rules.play import key_counts
+from pipeline.rules.play import bank_floor, key_counts
 from pipeline.rules.table import counts_key, score_table, sub_keys
 from pipeline.errors import UserError
 
@@ -179,7 +179,7 @@ def minimum_cap(rules: Ruleset) -> float:
     optimal: above every bank floor and above A_n / f_n for every n with f_n > 0."""
     m = moves(rules)
     _, a = large_p_gains(m)
-    bound = float(max(rules.opening, rules.min_bank))
+    bound = float(bank_floor(rules.opening, rules.min_bank, False))
     for n in range(6):
         if m.farkle[n] > 0:
             bound = max(bound, a[n] / float(m.farkle[n]))
@@ -216,7 +216,7 @@ def state_count(rules: Ruleset, cap: int | None = None) -> int:
     """The value-table entries solving `rules` (up to `cap`, default `default_cap`) takes."""
     m = moves(rules)
     cap = default_cap(rules) if cap is None else cap
-    floors = len({rules.min_bank, max(rules.opening, rules.min_bank)})
+    floors = len({bank_floor(rules.opening, rules.min_bank, opened) for opened in (False, True)})
     return floors * 6 * (cap // m.granularity + m.max_dv + 1)
 
 
@@ -331,7 +331,7 @@ class Policy:
         self._moves = m
         self._levels = cap // g
         self._d_inf, self._a_inf = large_p_gains(m)
-        floors = {True: rules.min_bank, False: max(rules.opening, rules.min_bank)}
+        floors = {opened: bank_floor(rules.opening, rules.min_bank, opened) for opened in (True, False)}
         solved = {f: _solve_floor(m, f, self._levels, self._d_inf, num) for f in sorted(set(floors.values()))}
         self._by_opened = {opened: solved[f] for opened, f in floors.items()}
         self._thresholds = {(n, opened): self._threshold(n, opened) for n in range(1, 7) for opened in (False, True)}

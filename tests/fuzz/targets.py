@@ -107,6 +107,8 @@ def event(data: bytes) -> None:
         "winner",
         "scores",
         "extra",
+        "turn_points",
+        "reason",
     ):
         assert getattr(result, field) == getattr(reference, field), field
 

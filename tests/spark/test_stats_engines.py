@@ -50,7 +50,8 @@ def on_spark(spark, dataset):
 def test_the_dataset_has_what_the_models_count(duck):
     assert duck["rpt_player_findings"].num_rows > 0
     assert duck["rpt_blunders"].num_rows > 0
-    assert len(set(duck["int_games_in_scope"].column("ruleset").to_pylist())) == 3
+    assert len(set(duck["int_games_in_scope"].column("ruleset").to_pylist())) == 4  # a round-limited one too
+    assert {"finished", "abandoned"} <= set(duck["int_finished_games"].column("ended").to_pylist())
 
 
 @pytest.mark.parametrize("name", MODELS)

@@ -131,4 +131,5 @@ def _game(r: dict) -> GameResult:
         r["winner_corrected"],
         bool(r["complete"]),
         events=r["events"] or 0,
+        ended=r["ended"],
     )

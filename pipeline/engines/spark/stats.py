@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import duckdb
 import pyarrow as pa
 
+from pipeline import storage
 from pipeline.dataset.layout import Dataset, open_dataset
 from pipeline.engines.spark import transpile
 from pipeline.stats import Filters, League, filter_variables, plan_sections
@@ -42,6 +43,8 @@ from pipeline.dataset.tables import TABLES
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+BATCH_ROWS = 65_536  # rows per Arrow batch from a task (spark.sql.execution.arrow.maxRecordsPerBatch's scale)
+
 
 def compute(
     dataset: str | Path | Dataset,
@@ -55,6 +58,7 @@ def compute(
     """The report tables of `sections`, as `pipeline.stats.compute` gives them."""
     names, with_odds, with_policy = plan_sections(sections)
     with session(spark, dataset, filters, with_odds, with_policy, blunder_threshold, league) as models:
+        models.plan_types([f"rpt_{name}" for name in names])
         return {name: models.report(f"rpt_{name}") for name in names}
 
 
@@ -69,6 +73,7 @@ class SparkModels:
         self.macros = transpile.load_macros(SQL_DIR / f"{MACROS}.sql")
         self.cached: list[str] = []
         self._built: set[str] = set()
+        self._types: dict[str, pa.Schema] = {}
 
     def sql(self, name: str) -> str:
         """The model's Spark SQL, filters bound."""
@@ -99,9 +104,15 @@ class SparkModels:
             return self.spark.table(name).toArrow()
         return self.spark.sql(self.sql(name)).toArrow()
 
+    def plan_types(self, reports: list[str]) -> None:
+        """The DuckDB types of these reports, found in one DuckDB pass (not one per report)."""
+        self._types.update(duckdb_schemas(reports, self.models, self.aux, self.variables))
+
     def report(self, name: str) -> pa.Table:
         """A report's rows with the types DuckDB gives it."""
-        return self.run(name).cast(duckdb_schemas([name], self.models, self.aux, self.variables)[name])
+        if name not in self._types:
+            self.plan_types([name])
+        return self.run(name).cast(self._types[name])
 
     def close(self) -> None:
         for name in self.cached:
@@ -153,16 +164,32 @@ def _source(spark: "SparkSession", ds: Dataset, table: str) -> "DataFrame":
     files = table_files(ds, table)
     if not files:
         return spark.createDataFrame(TABLES[table].empty_table())
-    return spark.read.schema(from_arrow_schema(TABLES[table])).parquet(*files)
+    schema = from_arrow_schema(TABLES[table])
+    if any(storage.is_url(f) for f in files):
+        return _read_through_storage(spark, files, table, schema)
+    return spark.read.schema(schema).parquet(*files)
+
+
+def _read_through_storage(spark: "SparkSession", files: list[str], table: str, schema) -> "DataFrame":
+    """The files of a dataset on an object store, read by Spark tasks through
+    pipeline.storage (fsspec), one task per file: Spark's own reader would need the
+    store's Hadoop connector (hadoop-aws for s3a://) on every executor, which a pip install
+    of pyspark does not bring."""
+    arrow_schema = TABLES[table]
+
+    def read(batches):
+        for batch in batches:
+            for url in batch.column("url").to_pylist():
+                data = storage.read_parquet(url, schema=arrow_schema)
+                yield from data.to_batches(max_chunksize=BATCH_ROWS)
+
+    listing = spark.createDataFrame([(f,) for f in files], "url string").repartition(len(files))
+    return listing.mapInArrow(read, schema)
 
 
 def table_files(ds: Dataset, table: str) -> list[str]:
     """The files of `table` that the dataset's manifest lists (never a directory listing)."""
-    listed = getattr(ds, "table_files", None)
-    if callable(listed):
-        return [str(p) for p in listed(table)]
-    root = ds.root or ds.path
-    return [str(root / table / name) for name in ds.manifest.get("tables", {}).get(table, [])]
+    return [str(p) for p in ds.table_files(table)]
 
 
 def duckdb_schemas(

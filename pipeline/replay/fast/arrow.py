@@ -24,7 +24,7 @@ from pipeline.replay.fast.runner import EventColumns, FastReplay, RowBlocks
 from pipeline.replay.fast.scoring import dice_keys
 from pipeline.rules import Ruleset
 
-TYPE_NAMES = pa.array(sorted(K.TYPE_CODES, key=K.TYPE_CODES.get))
+TYPE_NAMES = pa.array(sorted(K.TYPE_CODES, key=K.TYPE_CODES.__getitem__))
 DERIVED = ("turns", "rolls", "decisions", "games", "game_players", "findings")
 
 
@@ -34,6 +34,17 @@ def event_columns(events: pa.Table, fast: FastReplay, default_rules: Ruleset, ba
     code = pc.index_in(events.column("type"), value_set=TYPE_NAMES).fill_null(-1).to_numpy().astype(np.int64)
     key, ndice = dice_keys(events.column("dice"))
     total = events.column("total")
+    turn_points = events.column("turn_points")
+    points = events.column("points")
+    running = np.zeros(len(code), np.int64)
+    if turn_points.null_count < len(code):  # keeps logged with the turn's running total
+        running = turn_points.is_valid().to_numpy(zero_copy_only=False).astype(np.int64)
+        running[code != K.KEEP] = 0
+        points = pc.if_else(pa.array(running != 0), turn_points, points)
+    reason = events.column("reason")
+    abandoned = np.zeros(len(code), np.int64)
+    if reason.null_count < len(code):
+        abandoned = pc.fill_null(pc.equal(reason, "abandoned"), False).to_numpy(zero_copy_only=False).astype(np.int64)
     cols = EventColumns(
         slot=st.slots(events.column("game_id").combine_chunks()),
         code=code,
@@ -41,9 +52,11 @@ def event_columns(events: pa.Table, fast: FastReplay, default_rules: Ruleset, ba
         name=st.names(events.column("player").combine_chunks()),
         key=key,
         ndice=ndice,
-        points=events.column("points").fill_null(0).to_numpy().astype(np.int64),
+        points=points.fill_null(0).to_numpy().astype(np.int64),
         total=total.fill_null(0).to_numpy().astype(np.int64),
         has_total=total.is_valid().to_numpy(zero_copy_only=False).astype(np.int64),
+        running=running,
+        abandoned=abandoned,
         base=base,
     )
     rules_cache: dict[str | None, Ruleset] = {}
@@ -58,7 +71,15 @@ def event_columns(events: pa.Table, fast: FastReplay, default_rules: Ruleset, ba
         if winner is not None:
             winner = winner[0] if len(winner) == 1 else tuple(winner)
         scores = events.column("scores")[int(i)].as_py()
-        cols.ends.append((base + int(i), int(cols.slot[i]), winner, None if scores is None else json.loads(scores)))
+        cols.ends.append(
+            (
+                base + int(i),
+                int(cols.slot[i]),
+                winner,
+                None if scores is None else json.loads(scores),
+                reason[int(i)].as_py(),
+            )
+        )
     return cols
 
 
@@ -68,6 +89,7 @@ def replay_table(
     *,
     jit: bool = True,
     to_events: Callable[[pa.Table], Iterable[Event]] | None = None,
+    rejected_starts: dict[str, tuple[str, int, str]] | None = None,
 ) -> dict[str, pa.Table]:
     """One Arrow table per derived table, as the reference Replayer would give them.
 
@@ -80,10 +102,11 @@ def replay_table(
     clean = fast.clean()
     st = fast.state
     first_ts, last_ts = _ts_bounds(events, cols.slot, st.n_games)
-    results = [(fast.order(s), fast.result(s, first_ts[s], last_ts[s])) for s in np.flatnonzero(clean)]
+    results = [(fast.order(s), fast.result(s, first_ts[s], last_ts[s])) for s in np.flatnonzero(clean).tolist()]
+    assert rows is not None  # FastReplay(records=True) returns its rows
     out = _fast_tables(events, rows, clean)
     suspect_rows = np.flatnonzero(~clean[cols.slot])
-    ref = _reference_tables(events, suspect_rows, default_rules, n, fast, to_events)
+    ref = _reference_tables(events, suspect_rows, default_rules, n, fast, to_events, rejected_starts)
     results += ref.pop("results")
     results.sort(key=lambda r: r[0])
     from pipeline.dataset import batches
@@ -132,6 +155,7 @@ def _fast_tables(events: pa.Table, rows: RowBlocks, clean: np.ndarray) -> dict[s
 
     t = rows.turns[clean[rows.turns[:, K.TU_GAME]]]
     start, end = t[:, K.TU_START_POS], t[:, K.TU_END_POS]
+    open_turn = t[:, K.TU_OUTCOME] == K.OUTCOME_OPEN  # forfeited at an abandoned game_end
     out["turns"] = (
         pa.Table.from_arrays(
             [
@@ -139,15 +163,15 @@ def _fast_tables(events: pa.Table, rows: RowBlocks, clean: np.ndarray) -> dict[s
                 _take(col("player"), start),
                 _ints(t[:, K.TU_TURN], pa.int32()),
                 _take(col("seq"), start),
-                _take(col("seq"), end),
+                _take(col("seq"), np.where(open_turn, 0, end), open_turn),
                 _ints(t[:, K.TU_ROLLS], pa.int32()),
                 _ints(t[:, K.TU_HOT], pa.int32()),
-                pa.array(np.array(["bank", "farkle"], dtype=object)[t[:, K.TU_OUTCOME]], pa.string()),
+                pa.array(np.array(["bank", "farkle", "open"], dtype=object)[t[:, K.TU_OUTCOME]], pa.string()),
                 pa.array(np.zeros(len(t), bool), pa.bool_()),  # end_implied: a lost turn end makes the game suspect
                 _ints(t[:, K.TU_CLAIMED], pa.int64()),
                 _ints(t[:, K.TU_CORRECTED], pa.int64()),
                 _ints(t[:, K.TU_DICE_LEFT], pa.int8(), t[:, K.TU_DICE_LEFT] < 0),
-                _ints(t[:, K.TU_CLAIMED_TOTAL], pa.int64()),
+                _ints(t[:, K.TU_CLAIMED_TOTAL], pa.int64(), open_turn),
                 _ints(t[:, K.TU_CORRECTED_TOTAL], pa.int64()),
                 _take(col("ts"), start),
             ],
@@ -178,6 +202,7 @@ def _fast_tables(events: pa.Table, rows: RowBlocks, clean: np.ndarray) -> dict[s
                 _take(col("ts"), pos),
                 _ints(r[:, K.RO_POINTS_BEFORE], pa.int64()),
                 pa.array(r[:, K.RO_OPENED] != 0, pa.bool_()),
+                _take(col("turn_points"), np.where(no_keep, 0, keep), no_keep),
             ],
             schema=tables.ROLLS,
         ),
@@ -211,7 +236,13 @@ def _fast_tables(events: pa.Table, rows: RowBlocks, clean: np.ndarray) -> dict[s
 
 
 def _reference_tables(
-    events: pa.Table, positions: np.ndarray, default_rules: Ruleset, n: int, fast: FastReplay, to_events
+    events: pa.Table,
+    positions: np.ndarray,
+    default_rules: Ruleset,
+    n: int,
+    fast: FastReplay,
+    to_events,
+    rejected_starts: dict[str, tuple[str, int, str]] | None = None,
 ) -> dict[str, Any]:
     """Replay the rows at `positions` (every event of the suspect games) with the reference
     engine, tagging each output row with the position of the event that emitted it."""
@@ -221,6 +252,8 @@ def _reference_tables(
         from pipeline.replay.partition import events_from_table as to_events
 
     replayer = Replayer(default_rules)
+    for game_id, (file, line, reason) in (rejected_starts or {}).items():
+        replayer.note_rejected_start(game_id, file, line, reason)
     out = replayer.out
     emitted: dict[str, list[int]] = {"turns": [], "rolls": [], "decisions": [], "findings": []}
     subset = events.take(pa.array(positions, pa.int64())) if len(positions) else events.slice(0, 0)

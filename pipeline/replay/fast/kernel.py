@@ -34,6 +34,7 @@ from pipeline.rules.play import (
     key_within,
     opened_after_bank,
     reveals_lost_end,
+    running_claim,
     streak_after_bank,
     streak_after_farkle,
 )
@@ -186,17 +187,19 @@ CHOICE_BANK, CHOICE_ROLL = 0, 1
     TU_CORRECTED_TOTAL,
     TURN_COLUMNS,
 ) = range(15)
-OUTCOME_BANK, OUTCOME_FARKLE = 0, 1
+OUTCOME_BANK, OUTCOME_FARKLE, OUTCOME_OPEN = 0, 1, 2  # open: forfeited at an abandoned game_end
 
 # ruleset parameter columns (one row per ruleset, built by pipeline.replay.fast.scoring):
 # RP_USABLE is 0 when the kernel cannot replay under the ruleset, the rest are its knobs
-RP_USABLE, RP_OPENING, RP_MIN_BANK, RP_PENALTY, RP_PENALTY_AFTER, RP_TARGET, RP_COLUMNS = range(7)
+# (`target` and `rounds` as play.py takes them: NO_TARGET / NO_ROUND_LIMIT for null)
+RP_USABLE, RP_OPENING, RP_MIN_BANK, RP_PENALTY, RP_PENALTY_AFTER, RP_TARGET, RP_ROUNDS, RP_COLUMNS = range(8)
 RP_KNOBS = {
     RP_OPENING: "opening",
     RP_MIN_BANK: "min_bank",
     RP_PENALTY: "farkle_penalty",
     RP_PENALTY_AFTER: "penalty_after",
     RP_TARGET: "target",
+    RP_ROUNDS: "rounds",
 }
 
 
@@ -210,6 +213,8 @@ def replay_events(
     points,
     total,
     has_total,
+    running,
+    abandoned,
     base,
     gs,
     ps,
@@ -226,6 +231,9 @@ def replay_events(
     n_out,
 ):
     """Replay events i = 0..len(slot)-1 (global positions base + i) into the state arrays.
+
+    `running[i]` is 1 for a keep whose `points[i]` is the turn's claimed running total
+    (`turn_points`), `abandoned[i]` 1 for a game_end that says the game was abandoned.
 
     A game marked SUSPECT is skipped from then on; rows it produced stay in the outputs
     and are dropped by the caller (they carry the game's slot). With `records` false no
@@ -274,6 +282,21 @@ def replay_events(
             # names are compared by the caller, which holds them (a score that differs comes
             # first: the caller then says final_score_mismatch)
             gs[g, G_END_POS] = pos
+            if abandoned[i] != 0:
+                # no game over needed; a turn still open is forfeited (no finding, no points)
+                if gs[g, T_OPEN] != 0:
+                    if records:
+                        if gs[g, R_PENDING] != 0:
+                            _roll_row(rolls_out, n_rolls, g, pos, gs)
+                            n_rolls += 1
+                        p = gs[g, G_POFF] + gs[g, T_SEAT]
+                        _turn_row(turns_out, n_turns, g, pos, gs, ps, p, OUTCOME_OPEN, 0, 0)
+                        n_turns += 1
+                    gs[g, T_OPEN] = 0
+                    gs[g, R_PENDING] = 0
+                    gs[g, D_PENDING] = 0
+                gs[g, G_ENDED] = 1
+                continue
             if gs[g, G_OVER] == 0:
                 _give_up(gs, g, C_WRONG_WINNER)
                 continue
@@ -361,15 +384,18 @@ def replay_events(
             if value_ok[r, k] == 0:
                 _give_up(gs, g, C_NON_SCORING_KEPT)
                 continue
-            if points[i] != value[r, k]:
+            claim = points[i]
+            if running[i] != 0:
+                claim = running_claim(points[i], gs[g, T_CLAIMED_SUM])
+            if claim != value[r, k]:
                 _give_up(gs, g, C_SCORING_ERROR)
                 continue
             worth = value[r, k]
-            gs[g, T_CLAIMED_SUM] += points[i]
+            gs[g, T_CLAIMED_SUM] += claim
             gs[g, T_CORR_SUM] += worth
             if gs[g, R_PENDING] != 0:
                 gs[g, R_KEEP_POS] = pos
-                gs[g, R_KEPT_CLAIMED] = points[i]
+                gs[g, R_KEPT_CLAIMED] = claim
                 gs[g, R_KEPT_VALUE] = worth
             gs[g, T_KEPT_FROM] += ndice[i]
             left = dice_to_roll(gs[g, T_LAST_N], gs[g, T_KEPT_FROM])
@@ -423,7 +449,7 @@ def replay_events(
                     n_rolls += 1
                 _turn_row(turns_out, n_turns, g, pos, gs, ps, p, OUTCOME_BANK, claimed, corrected)
                 n_turns += 1
-            _end_turn(g, seat, gs, ps, params[r, RP_TARGET])
+            _end_turn(g, seat, gs, ps, params[r, RP_TARGET], params[r, RP_ROUNDS])
         elif c == FARKLE:
             if phase != ROLLED or gs[g, T_LAST_SCORED] != 0:
                 _give_up(gs, g, C_FALSE_FARKLE)
@@ -446,7 +472,7 @@ def replay_events(
                     n_rolls += 1
                 _turn_row(turns_out, n_turns, g, pos, gs, ps, p, OUTCOME_FARKLE, 0, 0)
                 n_turns += 1
-            _end_turn(g, seat, gs, ps, params[r, RP_TARGET])
+            _end_turn(g, seat, gs, ps, params[r, RP_TARGET], params[r, RP_ROUNDS])
         else:
             _give_up(gs, g, BEYOND)  # not a type the loop knows
             continue
@@ -509,7 +535,7 @@ def _turn_row(out, n, g, pos, gs, ps, p, outcome, claimed, corrected):
     out[n, TU_SEAT] = gs[g, T_SEAT]
     out[n, TU_TURN] = gs[g, T_TURN]
     out[n, TU_START_POS] = gs[g, T_START_POS]
-    out[n, TU_END_POS] = pos
+    out[n, TU_END_POS] = -1 if outcome == OUTCOME_OPEN else pos
     out[n, TU_ROLLS] = gs[g, T_ROLLS]
     out[n, TU_HOT] = gs[g, T_HOT]
     out[n, TU_OUTCOME] = outcome
@@ -526,8 +552,8 @@ def _turn_row(out, n, g, pos, gs, ps, p, outcome, claimed, corrected):
     out[n, TU_CORRECTED_TOTAL] = ps[p, P_CORR]
 
 
-def _end_turn(g, seat, gs, ps, target):
-    """Close the turn: the next seat is due, and the final round moves on."""
+def _end_turn(g, seat, gs, ps, target, rounds):
+    """Close the turn: the next seat is due, the final round moves on, the round limit nears."""
     gs[g, T_OPEN] = 0
     gs[g, R_PENDING] = 0
     gs[g, D_PENDING] = 0
@@ -539,4 +565,8 @@ def _end_turn(g, seat, gs, ps, target):
     )
     gs[g, G_REACHED] = reached
     gs[g, G_FINAL_LEFT] = left
-    gs[g, G_OVER] = 1 if game_over(reached, left) else 0
+    fewest = ps[poff, P_TURNS]
+    for s in range(1, npl):
+        if ps[poff + s, P_TURNS] < fewest:
+            fewest = ps[poff + s, P_TURNS]
+    gs[g, G_OVER] = 1 if game_over(reached, left, fewest, rounds) else 0

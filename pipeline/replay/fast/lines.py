@@ -28,6 +28,7 @@ from pipeline.model import BadLine, Event
 from pipeline.reader import parse_line
 from pipeline.reader.fast import AnyLine
 from pipeline.reader.timestamps import TS_PATTERN
+from pipeline.reader.validate import END_REASONS
 from pipeline.replay.fast.kernel import TYPE_CODES
 from pipeline.replay.fast.runner import EventColumns
 from pipeline.replay.fast.scoring import dice_keys
@@ -35,9 +36,22 @@ from pipeline.replay.fast.state import FastState
 from pipeline.rules import Ruleset, RulesetError
 
 FIELDS = AnyLine.__struct_fields__
-(F_GAME_ID, F_SEQ, F_TYPE, F_TS, F_PLAYER, F_DICE, F_POINTS, F_TOTAL, F_PLAYERS, F_RULES, F_WINNER, F_SCORES) = range(
-    len(FIELDS)
-)
+(
+    F_GAME_ID,
+    F_SEQ,
+    F_TYPE,
+    F_TS,
+    F_PLAYER,
+    F_DICE,
+    F_POINTS,
+    F_TOTAL,
+    F_PLAYERS,
+    F_RULES,
+    F_WINNER,
+    F_SCORES,
+    F_TURN_POINTS,
+    F_REASON,
+) = range(len(FIELDS))
 _decode_block = msgspec.json.Decoder(list[AnyLine]).decode
 _decode_line = msgspec.json.Decoder(AnyLine).decode
 _astuple = msgspec.structs.astuple
@@ -142,6 +156,15 @@ class LineBatcher:
         if check:
             self._check(columns, code, dice, player, points, total)
         key, ndice = dice_keys(dice)
+        running = np.zeros(n, np.int64)
+        if columns[F_TURN_POINTS].count(None) != n:  # keeps logged with the turn's running total
+            turn_points = pa.array(columns[F_TURN_POINTS], pa.int64())
+            running = turn_points.is_valid().to_numpy(zero_copy_only=False).astype(np.int64)
+            running[code != TYPE_CODES["keep"]] = 0
+            points = pc.if_else(pa.array(running != 0), turn_points, points)
+        abandoned = np.zeros(n, np.int64)
+        for i in np.flatnonzero(code == TYPE_CODES["game_end"]).tolist():
+            abandoned[i] = columns[F_REASON][i] == "abandoned"
         cols = EventColumns(
             slot=st.slots(pa.array(columns[F_GAME_ID], pa.string())),
             code=code,
@@ -152,6 +175,8 @@ class LineBatcher:
             points=points.fill_null(0).to_numpy(),
             total=total.fill_null(0).to_numpy(),
             has_total=total.is_valid().to_numpy(zero_copy_only=False).astype(np.int64),
+            running=running,
+            abandoned=abandoned,
             base=base,
         )
         for i in np.flatnonzero(code == TYPE_CODES["game_start"]).tolist():
@@ -159,7 +184,9 @@ class LineBatcher:
                 (base + i, int(cols.slot[i]), tuple(columns[F_PLAYERS][i]), self._ruleset(columns[F_RULES][i]))
             )
         for i in np.flatnonzero(code == TYPE_CODES["game_end"]).tolist():
-            cols.ends.append((base + i, int(cols.slot[i]), columns[F_WINNER][i], columns[F_SCORES][i]))
+            cols.ends.append(
+                (base + i, int(cols.slot[i]), columns[F_WINNER][i], columns[F_SCORES][i], columns[F_REASON][i])
+            )
         return cols
 
     def _check(self, columns, code, dice, player, points, total) -> None:
@@ -177,12 +204,18 @@ class LineBatcher:
             points = pa.array(columns[F_POINTS], pa.int64())
             total = pa.array(columns[F_TOTAL], pa.int64())
         bad = np.zeros(n, bool)
+        running_given = columns[F_TURN_POINTS].count(None) != n
         missing = {
             "roll": (player, dice),
-            "keep": (player, dice, points),
+            "keep": (player, dice) if running_given else (player, dice, points),
             "bank": (player, points, total),
             "farkle": (player,),
         }
+        if running_given:  # a keep has exactly one of points and turn_points
+            has_points = points.is_valid().to_numpy(zero_copy_only=False)
+            turn_points = pa.array(columns[F_TURN_POINTS], pa.int64())
+            has_running = turn_points.is_valid().to_numpy(zero_copy_only=False)
+            bad |= (code == TYPE_CODES["keep"]) & (has_points == has_running)
         null = {id(a): np.asarray(a.is_null()) for a in (dice, player, points, total) if a.null_count}
         for kind, arrays in missing.items():
             for array in arrays:
@@ -198,7 +231,10 @@ class LineBatcher:
             except _Refused:
                 bad[i] = True
         for i in np.flatnonzero(code == TYPE_CODES["game_end"]).tolist():
-            if columns[F_WINNER][i] is None or columns[F_SCORES][i] is None:
+            reason = columns[F_REASON][i]
+            if reason is not None and reason not in END_REASONS:
+                bad[i] = True
+            elif reason != "abandoned" and (columns[F_WINNER][i] is None or columns[F_SCORES][i] is None):
                 bad[i] = True
         ts = pa.array(columns[F_TS], pa.string())
         if ts.null_count < len(ts):
@@ -235,4 +271,6 @@ def _event_row(e: Event) -> tuple:
         e.rules if e.rules is not None else UNSET,
         e.winner,
         e.scores,
+        e.turn_points,
+        e.reason,
     )

@@ -58,11 +58,13 @@ class EventColumns:
     points: np.ndarray  # int64 (0 where absent)
     total: np.ndarray  # int64 (0 where absent)
     has_total: np.ndarray  # int64 0/1
+    running: np.ndarray  # int64 0/1: a keep whose `points` is its turn_points (the running total)
+    abandoned: np.ndarray  # int64 0/1: a game_end with reason "abandoned"
     base: int = 0
     # (position, slot, players, ruleset) of each game_start, in input order
     starts: list[tuple[int, int, tuple[str, ...], Ruleset]] = field(default_factory=list)
-    # (position, slot, winner, scores) of each game_end, in input order
-    ends: list[tuple[int, int, Any, dict[str, int] | None]] = field(default_factory=list)
+    # (position, slot, winner, scores, reason) of each game_end, in input order
+    ends: list[tuple[int, int, Any, dict[str, int] | None, str | None]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.slot)
@@ -83,7 +85,8 @@ class FastReplay:
         self.records = records
         self.state = FastState()
         self._kernel = compiled.replay_events() if jit else kernel.replay_events
-        self._ends: dict[int, tuple[Any, dict[str, int] | None]] = {}  # slot -> game_end winner, scores
+        # slot -> game_end winner, scores, reason
+        self._ends: dict[int, tuple[Any, dict[str, int] | None, str | None]] = {}
         self._result_maker = Replayer(self.default_rules, records=False)
 
     def feed(self, cols: EventColumns) -> RowBlocks | None:
@@ -111,6 +114,8 @@ class FastReplay:
             cols.points,
             cols.total,
             cols.has_total,
+            cols.running,
+            cols.abandoned,
             cols.base,
             st.gs,
             st.ps,
@@ -126,16 +131,19 @@ class FastReplay:
             out.turns,
             counts,
         )
-        for pos, slot, winner, scores in cols.ends:
-            self._check_end(pos, slot, winner, scores)
+        for pos, slot, winner, scores, reason in cols.ends:
+            self._check_end(pos, slot, winner, scores, reason)
         if not self.records:
             return None
         return RowBlocks(out.rolls[: counts[0]], out.decisions[: counts[1]], out.turns[: counts[2]])
 
-    def _check_end(self, pos: int, slot: int, winner: Any, scores: dict[str, int] | None) -> None:
+    def _check_end(
+        self, pos: int, slot: int, winner: Any, scores: dict[str, int] | None, reason: str | None = None
+    ) -> None:
         """final_score_mismatch and the winner's names: the part of game_end the kernel cannot
         see. A game_end the kernel found early (wrong_winner) may still have a score that
-        differs, which comes first in its row."""
+        differs, which comes first in its row. An abandoned game may give no scores and name
+        no winner."""
         gs = self.state.gs
         if gs[slot, G_END_POS] != pos:
             return
@@ -143,14 +151,18 @@ class FastReplay:
         if gs[slot, G_STATUS] != STARTED and not early:
             return
         claimed = self._totals(slot, P_CLAIMED)
-        scores = scores or {}
-        players = self.state.players[slot]
-        if any(scores.get(p) != claimed[p] for p in players):
+        abandoned = reason == "abandoned"
+        players = self._seats(slot)
+        if (scores is not None or not abandoned) and any((scores or {}).get(p) != claimed[p] for p in players):
             self._give_up(slot, Code.FINAL_SCORE_MISMATCH.id)
-        elif not early and normalise_winner(winner) != set(winners(claimed, players)):
+        elif (
+            not early
+            and (winner is not None or not abandoned)
+            and normalise_winner(winner) != set(winners(claimed, players))
+        ):
             self._give_up(slot, Code.WRONG_WINNER.id)
         elif not early:
-            self._ends[slot] = (winner, scores)
+            self._ends[slot] = (winner, scores, reason)
 
     def _give_up(self, slot: int, why: int) -> None:
         self.state.gs[slot, G_STATUS] = SUSPECT
@@ -186,18 +198,25 @@ class FastReplay:
         """Position of the game's first game_start: the reference engine lists results in this order."""
         return int(self.state.gs[slot, G_ORDER])
 
+    def _seats(self, slot: int) -> tuple[str, ...]:
+        """The players of a game that has started (its game_start gave the slot them)."""
+        players = self.state.players[slot]
+        assert players is not None
+        return players
+
     def _totals(self, slot: int, column: int) -> dict[str, int]:
         st = self.state
         poff = int(st.gs[slot, G_POFF])
-        players = st.players[slot]
+        players = self._seats(slot)
         # one slice to a list: far cheaper than a numpy scalar read per seat
         return dict(zip(players, st.ps[poff : poff + len(players), column].tolist()))
 
     def result(self, slot: int, first_ts: Any = None, last_ts: Any = None) -> GameResult:
         """The GameResult of a clean game, built by the reference engine's own code."""
         st = self.state
-        players = st.players[slot]
+        players = self._seats(slot)
         rules = st.rules[slot]
+        assert rules is not None
         g = GameState(
             game_id=st.game_ids[slot],
             players=players,
@@ -214,6 +233,6 @@ class FastReplay:
         g.claimed_total = self._totals(slot, P_CLAIMED)
         g.corrected_total = self._totals(slot, P_CORR)
         g.ended = True
-        g.end_winner, scores = self._ends[slot]
-        g.end_scores = dict(scores or {})
+        g.end_winner, scores, g.end_reason = self._ends[slot]
+        g.end_scores = None if scores is None else dict(scores)
         return self._result_maker.game_result(g)

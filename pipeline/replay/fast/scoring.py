@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.replay.fast.kernel import RP_COLUMNS, RP_KNOBS, RP_USABLE
+from pipeline.rules.play import rounds_knob, target_knob
 from pipeline.rules import Ruleset
 from pipeline.rules.play import FACE_WEIGHTS, MAX_KEY
 from pipeline.rules.table import score_table
@@ -104,11 +105,21 @@ def _ruleset_rows(rules: Ruleset):
         best[i] = b
         farkle[i] = 1 if table.farkle[key] else 0
     params = np.zeros(RP_COLUMNS, np.int64)
-    knobs = {column: getattr(rules, knob) for column, knob in RP_KNOBS.items()}
+    knobs = {column: _knob(rules, knob) for column, knob in RP_KNOBS.items()}
     if any(k is None or abs(k) >= VALUE_LIMIT for k in knobs.values()):
         usable = False  # the row stays zeros: the kernel never replays under it
     else:
         for column, k in knobs.items():
-            params[column] = k
+            params[column] = int(k)  # type: ignore[arg-type]  # not None here
     params[RP_USABLE] = 1 if usable else 0
     return params, value, value_ok, best, farkle
+
+
+def _knob(rules: Ruleset, knob: str) -> int | None:
+    """A knob of play as the kernel's column holds it (`target` and `rounds` as play.py
+    takes them, never None)."""
+    if knob == "target":
+        return target_knob(rules.target)
+    if knob == "rounds":
+        return rounds_knob(rules.rounds)
+    return getattr(rules, knob)

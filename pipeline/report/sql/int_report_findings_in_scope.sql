@@ -31,7 +31,7 @@ unfiltered as (
         and getvariable('f_rulesets') is null
         and getvariable('f_since') is null
         and getvariable('f_until') is null
-        and getvariable('f_player') is null as yes
+        and getvariable('f_players') is null as yes
 ),
 
 final as (
@@ -52,7 +52,7 @@ final as (
         findings.game_id in (select game_id from games)
         or ((select yes from unfiltered) and stored_games.game_id is null)
     )
-      and (getvariable('f_player') is null or findings.player = getvariable('f_player'))
+      and player_in_scope(findings.player)
 )
 
 select * from final

@@ -32,6 +32,7 @@ games as (
         winner_claimed,
         winner_corrected,
         complete::boolean as complete,
+        ended::varchar as how_ended,
         events::bigint as events,
         first_ts::timestamptz as first_ts
     from src_games
@@ -50,6 +51,7 @@ final as (
         coalesce(list_sort(games.winner_claimed) <> list_sort(games.winner_corrected), false) as winner_changed,
         seats.overclaimed_points,
         games.complete,
+        games.how_ended,
         games.events,
         games.ruleset_name,
         strftime(games.first_ts at time zone 'UTC', '%Y-%m-%d %H:%M') as started

@@ -5,6 +5,7 @@ with games as (
         game_id::varchar as game_id,
         ruleset_name::varchar as ruleset_name,
         complete::boolean as complete,
+        ended::varchar as how_ended,
         events::bigint as events,
         first_ts::timestamptz as first_ts,
         last_ts::timestamptz as last_ts
@@ -30,6 +31,7 @@ final as (
         games.game_id,
         games.ruleset_name,
         games.complete,
+        games.how_ended,
         games.events,
         strftime(games.first_ts at time zone 'UTC', '%Y-%m-%d %H:%M:%S') as started,
         strftime(games.last_ts at time zone 'UTC', '%Y-%m-%d %H:%M:%S') as ended,

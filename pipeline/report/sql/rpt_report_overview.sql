@@ -3,7 +3,7 @@
 -- counted by ingest); findings of int_report_findings_in_scope; the period covered by the
 -- games' first and last events (games without timestamps are counted apart).
 with games as (
-    select game_id, ruleset_name, complete from int_games_in_scope
+    select game_id, ruleset_name, complete, finished from int_games_in_scope
 ),
 
 game_rows as (
@@ -11,6 +11,7 @@ game_rows as (
         games.game_id,
         games.ruleset_name,
         games.complete,
+        games.finished,
         src_games.events::bigint as events,
         src_games.first_ts::timestamptz as first_ts,
         src_games.last_ts::timestamptz as last_ts
@@ -22,6 +23,7 @@ game_totals as (
     select
         count(*) as games,
         count(*) filter (where complete) as complete_games,
+        count(*) filter (where complete and not finished) as abandoned_games,
         coalesce(sum(events), 0)::bigint as events,
         min(first_ts) as first_ts,
         max(coalesce(last_ts, first_ts)) as last_ts,
@@ -56,6 +58,7 @@ final as (
     select
         game_totals.games,
         game_totals.complete_games,
+        game_totals.abandoned_games,
         players.players,
         turns.turns,
         rolls.rolls,
