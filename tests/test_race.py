@@ -177,10 +177,17 @@ def test_rules_show_reads_a_builtin_from_its_headline_and_ignores_one_for_other_
     monkeypatch.setattr(race_tables, "load_or_solve", lambda *_: pytest.fail("the table was read"))
     shown = json.loads(CliRunner().invoke(app, ["rules", "show", "standard", "-f", "json"]).stdout)
     assert expected is not None and shown["win_probability"] == expected
+    # the rules are compared as rules: a sidecar written before a knob existed still holds
+    older = json.loads(rules.to_json())
+    older.pop("rounds")  # a knob the file does not name is at its default
     fake = tmp_path / "standard.npz"
+    fake.with_suffix(".json").write_text(json.dumps({"rules": json.dumps(older), "headline": expected}))
+    monkeypatch.setattr(shipped_headlines, "shipped_path", lambda _name: fake)
+    assert shipped_headlines.shipped_headline(rules) == expected
+    assert shipped_headlines.sidecar_path(fake) == tmp_path / "standard.json"
+    assert shipped_headlines.sidecar_path(tmp_path / "t.json") == tmp_path / "t.json.json"
     other = shipped_headlines.sidecar(Ruleset.from_value(SMALL), {"first_player": 0.25, "players": 2})
     fake.with_suffix(".json").write_bytes(other)
-    monkeypatch.setattr(shipped_headlines, "shipped_path", lambda _name: fake)
     assert shipped_headlines.shipped_headline(rules) is None
 
 

@@ -171,6 +171,7 @@ def solve_rules(
         from pipeline.files import check_output_path
 
         check_output_path(out)  # before the work: a device, a link, a missing folder (exit 2)
+        check_output_path(sidecar_path(out))  # the headline written beside it
     started = time.perf_counter()
     with progress_bar("solving the two-player game") as advance:
         table = race.solve_table(rules, _progress(advance))
@@ -189,7 +190,7 @@ def solve_rules(
         except OSError:
             pass
         if not target.exists() or target.read_bytes() != data:
-            usage_error(f"{target}: could not write the table")
+            usage_error(f"{target}: could not write it")
     stdout.line(
         f"{rules.name}: first player wins {table.w[0, 0]:.3%} under best play by both, two players "
         f"({table.w.shape[0]:,} x {table.w.shape[0]:,} turn starts, fixed-point bound {table.bound:.1e}, "

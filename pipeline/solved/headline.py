@@ -11,7 +11,7 @@ import json
 from importlib.resources import files
 from pathlib import Path
 
-from pipeline.rules import BUILTIN_RULESETS, Ruleset
+from pipeline.rules import BUILTIN_RULESETS, Ruleset, RulesetError
 
 SHIPPED = ("standard", "playmonster")
 DATA_PACKAGE = "pipeline.solved"
@@ -31,8 +31,11 @@ def shipped_path(name: str) -> Path:
 
 
 def sidecar_path(table_path: Path) -> Path:
-    """The headline written beside a table: the same name, `.json`."""
-    return table_path.with_suffix(".json")
+    """The headline written beside a table: `NAME.npz` -> `NAME.json`, any other name gets
+    `.json` added (never the table's own path)."""
+    if table_path.suffix == ".npz":
+        return table_path.with_suffix(".json")
+    return table_path.with_name(table_path.name + ".json")
 
 
 def sidecar(rules: Ruleset, headline: dict) -> bytes:
@@ -49,8 +52,9 @@ def shipped_headline(rules: Ruleset) -> dict | None:
     try:
         data = json.loads(sidecar_path(shipped_path(name)).read_text(encoding="utf-8"))
         headline = data["headline"]
-        if data["rules"] != rules.to_json() or not isinstance(headline["first_player"], float):
+        # the same rules, read as rules (a knob added later, at its default, is the same rules)
+        if Ruleset.from_value(json.loads(data["rules"])) != rules or not isinstance(headline["first_player"], float):
             return None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RulesetError):
         return None
     return headline
