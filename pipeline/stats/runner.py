@@ -237,11 +237,11 @@ def release_memory(con: duckdb.DuckDBPyConnection) -> None:
     shows it rounded, so it could not be set back exactly); nothing in use is evicted; an
     error changes nothing."""
     try:
-        row = con.execute(
+        (row,) = con.execute(
             f"select current_setting('memory_limit'), getvariable('{LIMIT_VARIABLE}'), "
             "(select coalesce(sum(memory_usage_bytes), 0) from duckdb_memory())"
-        ).fetchone()
-        if row is None or row[1] is None or row[0] != row[1][1]:
+        ).fetchall()  # fetched to the end: an unfinished result would block the next call
+        if row[1] is None or row[0] != row[1][1]:
             return
         given, used = row[1][0], row[2]
         con.execute(f"set memory_limit = '{int(used) + (64 << 20)}B'")
