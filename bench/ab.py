@@ -2,9 +2,12 @@
 
     .venv/bin/python bench/ab.py duckdb,/path/to/old/checkout,. ingest 3
     .venv/bin/python bench/ab.py /path/to/old/checkout,. audit 5
+    .venv/bin/python bench/ab.py duckdb,export:/tmp/main,. audit 5 /work/benchdata/sim3000-s12.jsonl
 
 Each checkout runs its own `.venv/bin/farkle-logs` (an editable install imports its own
-tree, and so do the worker processes it spawns), on the 2.9 M-event benchmark log; prints
+tree, and so do the worker processes it spawns); `export:DIR` runs this checkout's CLI with
+PYTHONPATH=DIR, for a tree exported without a virtualenv (`git archive main pipeline sql`,
+its sql/ moved to pipeline/sql). The log is the 2.9 M-event benchmark log unless named; prints
 the median wall and CPU seconds (children included) per checkout. For a change's effect on
 a busy machine, compare CPU more than wall. Every issue-12 figure against the baseline is
 bench/ratios.py; this is for "did this step help".
@@ -25,18 +28,24 @@ from pathlib import Path
 LOG = "/work/benchdata/sim9000.jsonl"
 
 
-def command(tree: str, what: str, out: str) -> list[str]:
+def command(tree: str, what: str, out: str, log: str = LOG) -> tuple[list[str], dict[str, str]]:
+    env = dict(os.environ)
     if tree == "duckdb":
-        sql = f"COPY (SELECT * FROM read_json('{LOG}')) TO '{out}.parquet' (FORMAT parquet, COMPRESSION zstd)"
-        return [sys.executable, "-c", f"import duckdb; duckdb.sql({sql!r})"]
-    cli = str(Path(tree).resolve() / ".venv" / "bin" / "farkle-logs")
-    return [cli, "ingest", LOG, "--out", out] if what == "ingest" else [cli, "audit", LOG, "--format", "json"]
+        sql = f"COPY (SELECT * FROM read_json('{log}')) TO '{out}.parquet' (FORMAT parquet, COMPRESSION zstd)"
+        return [sys.executable, "-c", f"import duckdb; duckdb.sql({sql!r})"], env
+    if tree.startswith("export:"):
+        env["PYTHONPATH"] = tree.removeprefix("export:")
+        cli = str(Path(sys.executable).parent / "farkle-logs")
+    else:
+        cli = str(Path(tree).resolve() / ".venv" / "bin" / "farkle-logs")
+    return ([cli, "ingest", log, "--out", out] if what == "ingest" else [cli, "audit", log, "--format", "json"]), env
 
 
 def main() -> None:
     trees = sys.argv[1].split(",")
     what = sys.argv[2] if len(sys.argv) > 2 else "ingest"
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    log = sys.argv[4] if len(sys.argv) > 4 else LOG
     work = Path(tempfile.mkdtemp(prefix="farkle-ab-"))
     times: dict[str, list[tuple[float, float]]] = {t: [] for t in trees}
     try:
@@ -46,13 +55,14 @@ def main() -> None:
                 shutil.rmtree(out, ignore_errors=True)
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 start = time.perf_counter()
-                subprocess.run(command(tree, what, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                cmd, env = command(tree, what, out, log)
+                subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
                 times[tree].append((time.perf_counter() - start, cpu))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{what}, median of {runs} alternating runs, load average {os.getloadavg()[0]:.1f}")
+    print(f"{what} {log}, median of {runs} alternating runs, load average {os.getloadavg()[0]:.1f}")
     for tree, runs_ in times.items():
         wall = statistics.median(w for w, _ in runs_)
         cpu = statistics.median(c for _, c in runs_)

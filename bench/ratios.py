@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/ratios.py                          # the 2.9 M-event benchmark log
                                                               # (simulated first if missing)
+    .venv/bin/python bench/ratios.py --size 1m --only audit   # the 967,129-event log (issue 24)
     .venv/bin/python bench/ratios.py --only stats report      # some figures (baseline always)
     .venv/bin/python bench/ratios.py --dataset DS             # stats/report on an existing dataset
     .venv/bin/python bench/ratios.py --only stats --scale-dataset DS20M   # the 20 M scaling check
@@ -48,8 +49,12 @@ from pathlib import Path
 from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_LOG = Path("/work/benchdata/sim9000.jsonl")
-BENCH_LOG_ARGS = ["--games", "9000", "--players", "3", "--seed", "11"]  # 2,907,192 events
+# The benchmark logs, each simulated once (untimed) when missing: --size picks one
+BENCH_LOGS = {
+    "2.9m": (Path("/work/benchdata/sim9000.jsonl"), ["--games", "9000", "--players", "3", "--seed", "11"]),
+    "1m": (Path("/work/benchdata/sim3000-s12.jsonl"), ["--games", "3000", "--players", "3", "--seed", "12"]),
+}
+DEFAULT_LOG, BENCH_LOG_ARGS = BENCH_LOGS["2.9m"]  # 2,907,192 events (the 1m log: 967,129)
 GIB = 2**30
 
 BASELINE_SCRIPT = """
@@ -290,7 +295,14 @@ def dataset_events(path: Path | None) -> int | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--log", type=Path, default=DEFAULT_LOG, help="the JSONL log (default: %(default)s)")
+    parser.add_argument("--log", type=Path, help="the JSONL log (default: the --size benchmark log)")
+    parser.add_argument(
+        "--size",
+        choices=sorted(BENCH_LOGS),
+        default="2.9m",
+        help="which benchmark log, simulated once if missing: 2.9m (9,000 games, seed 11) or 1m "
+        "(3,000 games, seed 12) (default: %(default)s)",
+    )
     parser.add_argument("--dataset", type=Path, help="dataset for stats/report (default: ingest the log)")
     parser.add_argument("--scale-dataset", type=Path, help="a larger dataset: adds the stats@scale figure")
     parser.add_argument(
@@ -306,15 +318,18 @@ def main() -> None:
     args = parser.parse_args()
 
     cli = [str(Path(sys.executable).parent / "farkle-logs")]
+    bench_log, bench_args = BENCH_LOGS[args.size]
+    if args.log is None:
+        args.log = bench_log
     if not args.log.exists():
-        if args.log != DEFAULT_LOG:
+        if args.log != bench_log:
             parser.error(f"{args.log}: no such log")
         # the issue's benchmark log: made once, untimed (same seed, same bytes)
-        print(f"simulating {DEFAULT_LOG} once (untimed) ...", file=sys.stderr, flush=True)
-        DEFAULT_LOG.parent.mkdir(parents=True, exist_ok=True)
-        partial = DEFAULT_LOG.with_name(DEFAULT_LOG.name + ".partial")
-        measure(cli + ["simulate", *BENCH_LOG_ARGS, "--out", str(partial), "--quiet"])
-        partial.replace(DEFAULT_LOG)
+        print(f"simulating {bench_log} once (untimed) ...", file=sys.stderr, flush=True)
+        bench_log.parent.mkdir(parents=True, exist_ok=True)
+        partial = bench_log.with_name(bench_log.name + f".partial-{os.getpid()}")
+        measure(cli + ["simulate", *bench_args, "--out", str(partial), "--quiet"])
+        partial.replace(bench_log)
     names = args.only or [n for n in FIGURES if n != "baseline" and (n != "stats@scale" or args.scale_dataset)]
     if "stats@scale" in names and not args.scale_dataset:
         parser.error("stats@scale needs --scale-dataset")

@@ -50,8 +50,7 @@ def best_of_interleaved(
 
 
 def clear_search_memo() -> None:
-    _scoring.best_split_counts.cache_clear()
-    _scoring.best_keep_counts.cache_clear()
+    _scoring.clear_caches()
 
 
 def nothing() -> None:

@@ -39,8 +39,7 @@ DEFAULT_RULES = [
 
 def clear_all() -> None:
     score_table.cache_clear()
-    _scoring.best_split_counts.cache_clear()
-    _scoring.best_keep_counts.cache_clear()
+    _scoring.clear_caches()
     _solver.moves.cache_clear()
 
 

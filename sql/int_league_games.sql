@@ -7,7 +7,7 @@
 --   f_game      a game_id
 --   f_rulesets  the canonical ruleset texts equal to --rules (resolved in Python)
 --   f_since     games that started at or after this instant (UTC)
---   f_until     games that started before this instant (the day after --until)
+--   f_until     games that started at or before this instant (the last microsecond of --until)
 with games as (
     select * from stg_games
 ),
@@ -30,7 +30,7 @@ final as (
     where (getvariable('f_game') is null or games.game_id = getvariable('f_game'))
       and (getvariable('f_rulesets') is null or list_contains(getvariable('f_rulesets')::varchar[], games.ruleset))
       and (getvariable('f_since') is null or games.first_ts >= getvariable('f_since'))
-      and (getvariable('f_until') is null or games.first_ts < getvariable('f_until'))
+      and (getvariable('f_until') is null or games.first_ts <= getvariable('f_until'))
 )
 
 select * from final

@@ -45,12 +45,16 @@ def two_snapshots(tmp_path: Path, name: str = "ds", n_games: int = 12) -> Built:
 
 
 def farkle(
-    *args: str | Path, stdout=subprocess.PIPE, env: dict | None = None, timeout: float = 180
+    *args: str | Path,
+    stdout=subprocess.PIPE,
+    env: dict | None = None,
+    timeout: float = 180,
+    cwd: Path = ROOT,
 ) -> subprocess.CompletedProcess:
     """`farkle-logs ARGS` in a subprocess, as a user runs it (python -m pipeline.cli)."""
     return subprocess.run(
         [sys.executable, "-m", "pipeline.cli", *map(str, args)],
-        cwd=ROOT,
+        cwd=cwd,
         env={**os.environ, **(env or {})},
         stdout=stdout,
         stderr=subprocess.PIPE,

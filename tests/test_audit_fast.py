@@ -1,7 +1,8 @@
 """`audit` by the two-pass fast path prints exactly what the one-pass reference audit prints.
 
 The reference path (FARKLE_LOGS_REPLAY=reference: every line parsed by the reader and
-replayed by `Replayer`) is what `audit` always did; the fast path must give the same bytes
+replayed by `Replayer`) is what `audit` always did, and what it does for small inputs; the
+fast path (FARKLE_LOGS_REPLAY=fast here, whatever the size) must give the same bytes
 on stdout and stderr and the same exit code, for every output format, on logs with bad
 lines, blank lines, injected errors, interleaved and split games, gzip and several files,
 and when one large file is scanned as two byte ranges (the split point chosen small here).
@@ -30,11 +31,18 @@ ROOT = Path(__file__).resolve().parent.parent
 FORMATS = ("text", "json", "jsonl", "csv")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def compiled() -> None:
+    """The compiled code made ready first: a compile during a comparison (the first run after
+    an edit of the rules of play) would add its note to the fast path's stderr alone."""
+    from pipeline.ingest import warm
+
+    warm.warm()
+
+
 def run(args: list[str], monkeypatch, reference: bool) -> tuple[int, str, str]:
-    if reference:
-        monkeypatch.setenv("FARKLE_LOGS_REPLAY", "reference")
-    else:
-        monkeypatch.delenv("FARKLE_LOGS_REPLAY", raising=False)
+    # "fast": the compiled path even for these small logs (left alone, they take the reference)
+    monkeypatch.setenv("FARKLE_LOGS_REPLAY", "reference" if reference else "fast")
     result = CliRunner().invoke(app, ["audit", *args])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result.exit_code, result.stdout, result.stderr
@@ -137,7 +145,7 @@ def test_gzip_and_several_files(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_two_ranges(tmp_path, monkeypatch, seed):
-    """One file scanned as two byte ranges at once (the threshold lowered to reach it)."""
+    """One file scanned as two byte ranges by two threads at once (the threshold lowered to reach it)."""
     monkeypatch.setattr(audit_fast, "PARALLEL_MIN_BYTES", 0)
     log = mangled_log(tmp_path / "big.jsonl", seed)
     assert_same_audit([str(log)], monkeypatch)
@@ -151,12 +159,10 @@ def test_two_ranges(tmp_path, monkeypatch, seed):
 
 @pytest.mark.parametrize("seed", [3, 4])
 def test_ranges_taken_over(tmp_path, monkeypatch, seed):
-    """The two processes' regions of one file, played out in this process: "this process"
-    reads its region, then takes the back half of the worker's rest again and again (the
-    worker not started yet), then the worker reads what is left to it. The ranges cover
+    """The two threads' regions of one file, played out one after the other: the first
+    reads its region, then takes the back half of the helper's rest again and again (the
+    helper not started yet), then the helper reads what is left to it. The ranges cover
     the file exactly, and the merged summary gives the reference's report."""
-    import multiprocessing
-
     from pipeline.audit.run import audit_stream
     from pipeline.reader import read_events
 
@@ -167,7 +173,7 @@ def test_ranges_taken_over(tmp_path, monkeypatch, seed):
     rules = Ruleset.builtin("standard")
     size = log.stat().st_size
     middle = line_start(log, size // 3, size)
-    shared = multiprocessing.get_context("spawn").Array("q", [0, middle, middle, size])
+    shared = audit_fast.Positions([0, middle, middle, size])
     parts = audit_fast._scan_regions(source, 0, audit_fast._Regions(shared, 0, log), rules, 1 << 20)
     parts += audit_fast._scan_regions(source, middle, audit_fast._Regions(shared, 1, log), rules, 1 << 20)
     starts = sorted(start for start, _ in parts)
@@ -209,29 +215,6 @@ def test_second_pass_reads_only_the_blocks_of_suspect_games(tmp_path, monkeypatc
     more = found.blocks_to_replay(0, found.suspect)
     assert list(found.bad_lines[0]) == [cut + 201] and any(f <= cut + 201 < f + n for _, _, f, n in more)
     assert found.blocks_to_replay(0, set()) == [c for c in more if c[2] <= cut + 201 < c[2] + c[3]]
-
-
-def test_prestarted_worker_is_taken_over(tmp_path, monkeypatch):
-    """The audit command starts the second process before its heavy imports; the scan
-    takes that one over (no second spawn), and the output is the reference's."""
-    from pipeline.audit import spawn as audit_spawn
-
-    monkeypatch.setattr(audit_spawn, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(audit_fast, "PARALLEL_MIN_BYTES", 0)
-    started = []
-    start = audit_spawn.start
-    monkeypatch.setattr(audit_spawn, "start", lambda *a, **k: started.append(start(*a, **k)) or started[-1])
-    log = mangled_log(tmp_path / "m.jsonl", 5)
-    assert_same_audit([str(log)], monkeypatch)
-    assert len(started) == len(FORMATS) and all(started) and not audit_spawn._started
-    # one pre-started for another file is stopped, not left competing
-    other = mangled_log(tmp_path / "o.jsonl", 6)
-    rules = Ruleset.builtin("standard")
-    audit_spawn.prestart(resolve([str(other)]).sources[0], rules, 1 << 20)
-    (stray,) = audit_spawn._started.values()
-    found = audit_fast.scan(resolve([str(log)]).sources, rules)
-    stray.process.join(10)
-    assert not stray.process.is_alive() and not audit_spawn._started and found.events > 100
 
 
 def test_clean_log_needs_no_second_pass(tmp_path):
@@ -308,15 +291,15 @@ def test_mostly_bad_lines(tmp_path, monkeypatch):
     assert len(found.bad_lines[0]) == len(out) - found.events and found.events >= len(out) // 4 + ghosts
 
 
-@pytest.mark.parametrize("two_processes", [False, True])
-def test_mostly_bad_log_is_audited_in_one_reference_pass(tmp_path, monkeypatch, two_processes):
+@pytest.mark.parametrize("two_threads", [False, True])
+def test_mostly_bad_log_is_audited_in_one_reference_pass(tmp_path, monkeypatch, two_threads):
     """Once pass 1 has read MOSTLY_BAD_AFTER lines and most were bad, it gives up and the
     audit is the one-pass reference audit (cheaper for such a log): the same output, file
     problems told once; a log with few bad lines does not give up."""
     monkeypatch.setattr(audit_fast, "MOSTLY_BAD_AFTER", 200)
-    if two_processes:
+    if two_threads:
         monkeypatch.setattr(audit_fast, "PARALLEL_MIN_BYTES", 0)
-        monkeypatch.setattr(audit_fast, "BLOCK", 4096)  # this process reads small blocks, checks often
+        monkeypatch.setattr(audit_fast, "BLOCK", 4096)  # small blocks: the check comes often
     buffer = io.BytesIO()
     simulate(buffer, games=4, seed=5, tables=2)
     out = []
@@ -369,7 +352,8 @@ def test_line_limit_same_as_the_reader(tmp_path, monkeypatch):
 
 def test_audit_command_does_not_import_pandas(tmp_path):
     """pyarrow would import pandas (about 0.4 s) only to ask whether a list is a pandas
-    object; the audit command's process refuses it, as its worker does, and still works."""
+    object; the audit command's process refuses it and still works, on both paths."""
+    import os
     import subprocess
     import sys
 
@@ -379,9 +363,13 @@ def test_audit_command_does_not_import_pandas(tmp_path):
         "code = entry._run()\n"
         "print('pandas' in sys.modules, code, file=sys.stderr)"
     )
-    for fmt in FORMATS:
+    for fmt, path in zip(FORMATS, ("fast", "reference", "fast", "")):
         done = subprocess.run(
-            [sys.executable, "-c", code, "audit", str(log), "-f", fmt], capture_output=True, text=True, check=False
+            [sys.executable, "-c", code, "audit", str(log), "-f", fmt],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "FARKLE_LOGS_REPLAY": path},
         )
         assert done.stderr.splitlines()[-1] == "False 1", done.stderr
         assert done.stdout

@@ -52,6 +52,23 @@ def test_score_json():
     assert "1000" in data["breakdown"] and "100" in data["breakdown"]
 
 
+def test_score_of_more_dice_than_a_union_holds_is_bad_usage_in_one_line():
+    """1,000 dice used to end in a RecursionError (exit 70)."""
+    result = run("score", *(["3"] * 1000))
+    assert result.exit_code == 2
+    assert "1000 dice: at most 72" in result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_score_of_72_mixed_dice_scores_them():
+    """The largest union the replay scores (it took 25 s, searched one sub-multiset at a time)."""
+    dice = [str(face) for face in (1, 2, 3, 4, 5, 6) for _ in range(12)]
+    result = run("score", *dice, "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["all_score"] is True and data["points"] >= 12 * 1500  # twelve straights at least
+
+
 def test_score_illegal_keep_exits_1_naming_non_scoring_dice_and_best_keep():
     result = run("score", "1", "1", "2", "3", "5")
     assert result.exit_code == 1

@@ -27,6 +27,8 @@ def test_the_environment_is_read_into_one_routing():
     )
     assert routed == Routing("spark", "local[2]", reference=True, jit=False, workers=3)
     assert Routing.from_environment(environ={"FARKLE_LOGS_WORKERS": "many"}).workers is None
+    assert Routing().fast_min_bytes > 1 << 20  # small inputs take the paths without compiled code
+    assert Routing.from_environment(environ={"FARKLE_LOGS_REPLAY": "fast"}) == Routing(fast_min_bytes=0)
 
 
 def test_only_the_seam_reads_the_routing_variables():
@@ -57,6 +59,7 @@ def test_reference_routing_never_takes_the_fast_paths(log, tmp_path, monkeypatch
     from pipeline.audit import fast as audit_fast
     from pipeline.replay.fast import arrow
 
+    monkeypatch.setenv("FARKLE_LOGS_REPLAY", "fast")
     fast_out = CliRunner().invoke(app, ["audit", str(log), "-f", "jsonl"])
     monkeypatch.setattr(audit_fast, "scan", _no("the fast audit"))
     monkeypatch.setattr(arrow, "replay_table", _no("the fast replay"))
@@ -79,9 +82,38 @@ def test_without_jit_nothing_is_compiled(log, tmp_path, monkeypatch):
     monkeypatch.setattr(compiled, "_COMPILED", None)
     monkeypatch.setattr(compiled, "_compile", _no("the kernel's compile"))
     monkeypatch.setenv("FARKLE_LOGS_NO_JIT", "1")
+    monkeypatch.setenv("FARKLE_LOGS_REPLAY", "fast")  # the fast paths, as plain Python
     assert CliRunner().invoke(app, ["audit", str(log)]).exit_code == 1
     out = CliRunner().invoke(app, ["ingest", str(log), "--out", str(tmp_path / "ds")])
     assert out.exit_code == 1, out.output
     monkeypatch.delenv("FARKLE_LOGS_NO_JIT")
+    monkeypatch.delenv("FARKLE_LOGS_REPLAY")
     with pytest.raises(AssertionError, match="compile ran"):
         ingest([str(log)], tmp_path / "jit", workers=1)
+
+
+def test_small_inputs_need_no_compiled_code(log, tmp_path, monkeypatch):
+    """Below Routing.fast_min_bytes the commands take the paths without compiled code: numba
+    is not even imported (a first run compiles nothing), and the dataset and the audit are
+    those of the compiled paths."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.test_ingest import everything
+
+    program = (
+        "import sys\nfrom pipeline.cli import entry\nentry.AS_PROGRAM = True\ncode = entry._run()\n"
+        "print('numba' in sys.modules, code, file=sys.stderr)"
+    )
+    outputs = {}
+    for path in ("", "fast"):
+        env = {**os.environ, "FARKLE_LOGS_REPLAY": path}
+        for args in (["ingest", str(log), "--out", str(tmp_path / f"ds-{path}")], ["audit", str(log), "-f", "json"]):
+            done = subprocess.run(
+                [sys.executable, "-c", program, *args], capture_output=True, text=True, check=False, env=env
+            )
+            assert done.stderr.splitlines()[-1] == f"{path == 'fast'} 1", done.stderr
+            outputs[path, args[0]] = done.stdout
+    assert everything(tmp_path / "ds-") == everything(tmp_path / "ds-fast")
+    assert outputs["", "audit"] == outputs["fast", "audit"] and '"findings"' in outputs["", "audit"]

@@ -88,3 +88,20 @@ def test_a_bare_carriage_return_inside_a_field_does_not_crash_the_parser():
     rows, problems = parse_sheet(text, "s.csv")
     assert ("g1", "bo") in [(r.game_id, r.player) for r in rows]
     assert all(p.line >= 2 for p in problems)
+
+
+def test_a_sheet_of_thousands_of_unknown_games_names_a_few_and_counts_the_rest(tmp_path):
+    """A sheet naming a million games the logs do not hold printed one 8.9 MB line."""
+    from tests.dataset_helpers import ROOT, farkle, no_traceback
+
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text("game_id,turn,player,points,total\n" + "".join(f"zz{i},1,ana,300,300\n" for i in range(2_000)))
+    proc = farkle("audit", ROOT / "sample_logs" / "standard.jsonl", "--scoresheet", sheet)
+    err = no_traceback(proc)
+    assert proc.returncode == 2
+    (line,) = [line for line in err.splitlines() if "none of its games" in line]
+    assert "(zz0, zz1, zz2, zz3, zz4 and 1,995 more)" in line and len(line) < 200 + len(str(sheet))
+    out = proc.stdout.decode()
+    named = [line for line in out.splitlines() if "is not in these logs: its 1 row" in line]
+    assert len(named) == 10
+    assert "1,990 more of its games are not in these logs: their 1,990 rows were not checked" in out

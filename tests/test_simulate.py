@@ -126,6 +126,17 @@ def test_tables_interleave_the_same_games():
         assert ts == sorted(ts)
 
 
+def test_tables_beyond_the_games_change_nothing_and_are_bounded():
+    """--tables 1000000000 used to set up a billion tables (2 GB in 6 s) to play 5 games."""
+    from pipeline.simulate.run import MAX_TABLES
+
+    assert sim_bytes(5, 6, tables=MAX_TABLES) == sim_bytes(5, 6, tables=5)
+    with pytest.raises(ValueError, match="tables must be 1 to 1,000"):
+        sim_bytes(5, 6, tables=MAX_TABLES + 1)
+    res = CliRunner().invoke(app, ["simulate", "--games", "5", "--tables", "1000000000"])
+    assert res.exit_code == 2 and "--tables must be 1 to 1,000" in res.output
+
+
 # ---- format ---------------------------------------------------------------------------------
 def test_every_event_validates_against_the_schema(corpus):
     schema = json.loads((ROOT / "schemas" / "event.schema.json").read_text())

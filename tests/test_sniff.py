@@ -24,6 +24,9 @@ EVENT = b'{"game_id":"g1","seq":1,"type":"game_start","players":["ana"]}\n'
         (b"game_id,turn,player,points,total\ng1,1,ana,300,300\n", "scoresheet"),
         (b'"game_id","turn","player","points","total"\r\n', "scoresheet"),
         (b"a,b,c\n1,2,3\n", "csv"),
+        (EVENT.replace(b"\n", b"\r") * 3, "old-mac"),  # carriage returns alone end the lines
+        (EVENT.replace(b"\n", b"\r\n") * 3, "jsonl"),  # Windows line endings are read as they are
+        (EVENT.replace(b"\n", b"\r"), "jsonl"),  # one event and a stray carriage return: a log
         (b"a\tb\tc\n1\t2\t3\n", "csv"),
         (b"<!DOCTYPE html>\n<html><head></head><body></body></html>\n", "html"),
         (b"<?xml version='1.0'?>\n<games/>\n", "xml"),
@@ -86,3 +89,23 @@ def test_what_cannot_be_read_is_left_to_the_reader(tmp_path):
     assert sniff_file(broken).kind == "jsonl"
     assert sniff_file(cut).kind == "jsonl"
     assert sniff_file(tmp_path / "missing.jsonl").kind == "jsonl"
+
+
+def test_old_mac_line_endings_are_named_with_the_fix(tmp_path, capsys):
+    """A file whose lines end in a carriage return alone used to be one huge bad_json."""
+    from pipeline.reader import read_events
+    from pipeline.reader.inputs import resolve
+
+    sniffed = sniff_bytes(EVENT.replace(b"\n", b"\r") * 3, complete=True)
+    assert not sniffed.is_log
+    assert "old Mac line endings" in sniffed.describe() and "tr '\\r' '\\n'" in sniffed.describe()
+    path = tmp_path / "mac.jsonl.gz"
+    path.write_bytes(gzip.compress(EVENT.replace(b"\n", b"\r") * 3))
+    result = resolve([str(path)])
+    assert not result.sources and result.problems  # the only file named: nothing to read, exit 2
+    assert any("old Mac line endings" in notice for notice in result.notices)
+    # standard input is not sniffed: its one line says the same
+    import io
+
+    (bad,) = list(read_events(resolve(["-"], stdin=io.BytesIO(EVENT.replace(b"\n", b"\r") * 3)).sources))
+    assert bad.code == "bad_json" and "old Mac line endings" in bad.reason and "tr '\\r' '\\n'" in bad.reason

@@ -1,14 +1,16 @@
 """Audit in two passes: a fast scan finds the clean games, the reference replays the rest.
 
-Pass 1 reads every line in batches (`pipeline.replay.fast.lines`: one msgspec call per
-batch, the reader's own `parse_line` for any batch that is not plainly valid) and runs the
-compiled kernel over them without records. At the end it knows which games are clean (no
-finding at all: their results come from the kernel's totals) and which lines are bad.
-A large plain file is scanned by two processes at once, one per core, each reading a byte
-range of its own; whichever finishes first takes the back half of what the other has not
-read yet (and again, while that is worth it), so neither core waits long at the end,
-however late the spawned worker starts. A game seen in two ranges is simply not clean (the
-reference replays it whole in pass 2).
+Pass 1 reads every line in blocks, parsed as ingest parses them
+(`pipeline.ingest.parse.parse_block`: the compiled scan, msgspec for what it does not
+take, the reader's own `parse_line` for what neither takes), and runs the compiled kernel
+over their integer columns without records. At the end it knows which games are clean
+(no finding at all: their results come from the kernel's totals) and which lines are bad.
+A large plain file is scanned by two threads at once, each reading a byte range of its
+own; whichever finishes first takes the back half of what the other has not read yet (and
+again, while that is worth it), so neither core waits long at the end. Threads, not
+processes: the scan, the kernel and Arrow's compute functions release the interpreter's
+lock, and a second process would load numba and its compiled code a second time. A game
+seen in two ranges is simply not clean (the reference replays it whole in pass 2).
 
 Pass 2, only if some game is suspect or some line bad, reads the inputs again and feeds
 the reference `Replayer` the bad lines and every event of the suspect games, in input
@@ -37,46 +39,50 @@ from __future__ import annotations
 
 import gc
 import os
-import pickle
 import re
-import traceback
+import threading
 from array import array
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import islice
+from operator import itemgetter
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from pipeline.audit import finding_store
+from pipeline.ingest.parse import parse_block
 
-from pipeline.audit import spawn as audit_spawn
 from pipeline.audit.finding_store import FindingStore
+from pipeline.audit.game_stores import DiskGames
 from pipeline.reader.inputs import InputSource
 from pipeline.reader.sniff import GZIP_MAGIC, starts_with
-from pipeline.reader.split import NotInBlocks, line_start, plain_blocks
+from pipeline.reader.split import Block, NotInBlocks, line_start, plain_blocks, split_source
 from pipeline.limits import MAX_LINE_BYTES
 from pipeline.model import BadLine, Event, FileProblem, GameResult
 from pipeline.reader import iter_lines, parse_line
 from pipeline.replay import Replayer
-from pipeline.replay.fast.lines import LineBatcher
-from pipeline.replay.fast.runner import FastReplay
+from pipeline.replay.fast.arrow import event_columns
+from pipeline.replay.fast.runner import EventColumns, FastReplay
 from pipeline.rules import Ruleset
 
-BATCH_LINES = 16_384  # lines decoded per msgspec call; a refused batch is re-parsed line by line
-PARALLEL_MIN_BYTES = audit_spawn.PARALLEL_MIN_BYTES  # a plain file this large is read by two processes
-# This process's first range: half the file. The spawned worker starts later (it first
-# imports pyarrow, msgspec and the compiled kernel), which a fixed share can only guess
-# (0.58 was right when that took a second); the ranges rebalance as they go instead (see
-# _Regions), so the first split only sets where the one certain range boundary falls.
-FIRST_SHARE = audit_spawn.FIRST_SHARE
+BLOCK = 1 << 20  # bytes read at a time from a plain file; a smaller line limit reads by the splitter
+PARALLEL_MIN_BYTES = 32 << 20  # a plain file this large is read by two threads at once
+# The helper thread's region starts here; the ranges rebalance as they go (see _Regions),
+# so this only sets where the one certain range boundary falls.
+FIRST_SHARE = 0.5
 # pass 1 gives up (MostlyBad) once this many lines are read and more than this share of them
 # are bad: each bad line costs pass 1 a decode and the reader's parse, and pass 2 the same
 # parse again, so such a log is cheaper audited in one reference pass
 MOSTLY_BAD_AFTER = 50_000
 MOSTLY_BAD_SHARE = 0.5
-STEAL_MIN_BYTES = 4 << 20  # a process that is done takes half of the other's rest if this much is left
+# ... and once it has met more games than this, or noted more bad lines: pass 1 holds a row
+# of integers per game, each clean game's result and 8 bytes per bad line, all until the end
+# (about 1.5 KB a game). The reference pass keeps games, results and findings on disk past a
+# limit (pipeline/audit/game_stores.py), so it audits a log of millions of games in bounded memory.
+MANY_GAMES = 100_000
+MANY_BAD_LINES = 10_000_000
+STEAL_MIN_BYTES = 4 << 20  # a thread that is done takes half of the other's rest if this much is left
 _GAME_ID = re.compile(rb'"game_id"\s*:\s*"([^"\\]*)"').search
 
 
@@ -138,10 +144,8 @@ def _gc_paused() -> Iterator[None]:
 
 
 class MostlyBad(Exception):
-    """Pass 1 gave up: most lines read so far are bad (see MOSTLY_BAD_AFTER)."""
-
-
-BLOCK = audit_spawn.BLOCK  # bytes read at a time by the block reader
+    """Pass 1 gave up: most lines read so far are bad (see MOSTLY_BAD_AFTER), or it met too
+    many games or bad lines to keep them in memory (MANY_GAMES, MANY_BAD_LINES)."""
 
 
 def _upto(end: int) -> Callable[[int], int]:
@@ -172,80 +176,117 @@ def _scan_parts(
     jit: bool = True,
 ) -> ScanSummary:
     """Pass 1 over (source, start byte, end byte or reads as for plain_blocks or None for the
-    whole source), in order, in this process, as one part (one kernel state). Plain files
-    are read in blocks; the rest through the reader's lines. With `give_up`, raises
-    MostlyBad as soon as the lines read are mostly bad ones."""
+    whole source), in order, in this thread, as one part (one kernel state). Plain files
+    are read in blocks whose places are noted (pass 2 reads only some of them again); the
+    rest through the splitter ingest uses. With `give_up`, raises MostlyBad as soon as the
+    lines read are mostly bad ones."""
     fast = FastReplay(default_rules, records=False, jit=jit)
-    batcher = LineBatcher(fast.state, default_rules)
-    feed = fast.feed
     state = fast.state
     base = 0
+    events = 0
     bad_lines: list[array[int]] = []
     records_of: list[list | None] = []
     last_line = 0
     read = 0  # lines read, for give_up
 
-    def check(n_lines: int) -> None:
-        nonlocal read
-        read += n_lines
-        if read >= MOSTLY_BAD_AFTER and sum(map(len, bad_lines)) > MOSTLY_BAD_SHARE * read:
-            raise MostlyBad
+    def replay(block: Block, n_lines: int, bad: array) -> None:
+        """Parse and replay one block of `n_lines` lines; its bad lines' numbers go to `bad`."""
+        nonlocal base, events, read
+        cols, bad_items = block_columns(block, fast, default_rules, base, max_line_bytes, jit)
+        fast.feed(cols)
+        bad.extend(b.line for b in bad_items)
+        base += len(cols)
+        events += len(cols)
+        if give_up:
+            read += n_lines
+            bad_count = sum(map(len, bad_lines))
+            if read >= MOSTLY_BAD_AFTER and bad_count > MOSTLY_BAD_SHARE * read:
+                raise MostlyBad
+            if len(state.game_ids) > MANY_GAMES or bad_count > MANY_BAD_LINES:
+                raise MostlyBad
 
     with _gc_paused():
         for source, start, end in parts:
             bad = array("q")
             bad_lines.append(bad)
-            on_bad = lambda b: bad.append(b.line)  # noqa: E731, B023  (used within this iteration)
             name = source.name
             if blocks and (end is not None or _is_plain(source)):
                 reads = end if callable(end) else _upto(end if end is not None else source.path.stat().st_size)  # type: ignore[union-attr]
                 records: list = []
                 records_of.append(records)
-                for block, first_line, n_lines, at, stop in plain_blocks(
+                for data, first_line, n_lines, at, stop in plain_blocks(
                     source.path,  # type: ignore[arg-type]  # a plain file has one
                     start,
                     reads,
                     max_line_bytes,
                 ):
-                    cols = batcher.block_columns(block, first_line, name, base, on_bad, n_lines)
-                    feed(cols)
+                    replay(Block(0, name, first_line, data + b"\n"), n_lines, bad)
                     records.append((at, stop, first_line, n_lines, 0, state.last_slots.astype(np.int32)))
-                    base += len(cols)
                     last_line = first_line + n_lines - 1
                     if on_items is not None:
-                        on_items(n_lines)
-                    if give_up:
-                        check(n_lines)
+                        on_items(stop - at + 1)
                 continue
             records_of.append(None)
-            lines = iter_lines(source, max_line_bytes)
-            while chunk := list(islice(lines, BATCH_LINES)):
-                linenos, raws = zip(*chunk)
-                cols = batcher.lines_columns(raws, linenos, name, base, on_bad)
-                feed(cols)
-                base += len(cols)
+            done = 0
+            for block in split_source(source, 0, BLOCK, max_line_bytes):
+                replay(block, block.lines, bad)
                 if on_items is not None:
-                    on_items(len(chunk))
-                if give_up:
-                    check(len(chunk))
+                    on_items(source.raw_bytes - done)
+                    done = source.raw_bytes
             if source.problem is not None and on_problem is not None:
                 on_problem(source.problem)
     summary = ScanSummary(
-        events=batcher.events,
+        events=events,
         bad_lines=bad_lines,
         lines=last_line,
         blocks=records_of,
         part_games=[list(state.game_ids)],
     )
-    st = fast.state
-    summary.seen = set(st.game_ids)
+    summary.seen = set(state.game_ids)
     clean = fast.clean()
-    for slot, game_id in enumerate(st.game_ids):
-        if st.players[slot] is not None:
+    for slot, game_id in enumerate(state.game_ids):
+        if state.players[slot] is not None:
             summary.starts[game_id] = fast.order(slot)
         if clean[slot]:
             summary.clean[game_id] = fast.result(slot)
     return summary
+
+
+def block_columns(
+    block: Block, fast: FastReplay, default_rules: Ruleset, base: int, max_line_bytes: int, jit: bool = True
+) -> tuple[EventColumns, list[BadLine]]:
+    """The kernel's columns of a block's valid events, in line order (positions from
+    `base`), and its bad lines: parsed as ingest parses (the compiled scan, then msgspec,
+    then the reader's `parse_line` for whatever they refuse), so a line is valid here
+    exactly when the reader accepts it, with the same values."""
+    parsed = parse_block(block, "", max_line_bytes, jit=jit)
+    events = parsed.events
+    cols = event_columns(events, fast, default_rules, base)
+    # The scan's rows come first, then msgspec's and the reader's (each in line order): the
+    # integer columns are put in line order, cheaper than taking the whole table.
+    line = events.column("source_line").to_numpy()
+    if len(line) > 1 and (line[1:] < line[:-1]).any():
+        order = np.argsort(line, kind="stable")
+        at = np.empty_like(order)
+        at[order] = np.arange(len(order))
+        for name in (
+            "slot",
+            "code",
+            "seq",
+            "name",
+            "key",
+            "ndice",
+            "points",
+            "total",
+            "has_total",
+            "running",
+            "abandoned",
+        ):
+            setattr(cols, name, getattr(cols, name)[order])
+        first = itemgetter(0)
+        cols.starts = sorted(((base + int(at[p - base]), g, pl, r) for p, g, pl, r in cols.starts), key=first)
+        cols.ends = sorted(((base + int(at[p - base]), *rest) for p, *rest in cols.ends), key=first)
+    return cols, parsed.bad
 
 
 def scan(
@@ -259,17 +300,18 @@ def scan(
     give_up: bool = False,
     jit: bool = True,
 ) -> ScanSummary:
-    """Pass 1 over every source, in order (two processes at once for one large plain file).
+    """Pass 1 over every source, in order (two threads at once for one large plain file).
     Blocks are read only when the line limit is at least a block (see `plain_blocks`); with a
     smaller limit every line goes through the reader's own splitter. With `give_up`,
-    raises MostlyBad once the lines read are mostly bad (in either process)."""
+    raises MostlyBad once the lines read are mostly bad (in either thread)."""
     blocks = max_line_bytes >= BLOCK
     if blocks and parallel and len(sources) == 1 and (os.cpu_count() or 1) > 1:
-        found = _scan_shared(sources[0], default_rules, max_line_bytes, give_up, jit)
+        try:
+            found = _scan_shared(sources[0], default_rules, max_line_bytes, give_up, jit, on_items)
+        except NotInBlocks:
+            found = None  # a line over the limit: the whole file by the splitter, below
         if found is not None:
             return found
-    else:
-        audit_spawn.discard()  # a worker pre-started for another kind of scan
     parts = [(source, 0, None) for source in sources]
     try:
         if blocks:
@@ -319,20 +361,37 @@ def _append(summary: ScanSummary, part: ScanSummary, *, line_offset: int, new_so
         summary.blocks[-1].extend(records)  # type: ignore[union-attr]  # read in blocks, as `part` was
 
 
-# ---- one file, two processes ----------------------------------------------------------------
+# ---- one file, two threads ------------------------------------------------------------------
+
+
+class Positions:
+    """[this thread's read position, its region's end, the other thread's position, its
+    end], changed only under `get_lock()`."""
+
+    def __init__(self, values: Sequence[int]):
+        self._values = list(values)
+        self._lock = threading.Lock()
+
+    def get_lock(self) -> threading.Lock:
+        return self._lock
+
+    def __getitem__(self, i: int) -> int:
+        return self._values[i]
+
+    def __setitem__(self, i: int, value: int) -> None:
+        self._values[i] = value
 
 
 class _Regions:
-    """The byte regions of one file that this process and the worker are reading: per
-    process (0: this one, 1: the worker) how far it has committed to read and where its
-    region ends, in an array shared by both. A process reads its region forward, one
-    BLOCK at a time (each read committed first, under the lock); one that is done takes the
-    back half of the other's uncommitted rest, cut at a line start, as a new range of its
-    own (`steal`). So both finish within about a block's time of each other whenever the
-    other started or however fast each goes, and the file is cut into few ranges (each
-    range boundary makes the games that cross it suspect)."""
+    """The byte regions of one file that the two threads are reading: per thread (0: the
+    calling one, 1: the helper) how far it has committed to read and where its region ends,
+    in one `Positions`. A thread reads its region forward, one BLOCK at a time (each read
+    committed first, under the lock); one that is done takes the back half of the other's
+    uncommitted rest, cut at a line start, as a new range of its own (`steal`). So both
+    finish within about a block's time of each other however fast each goes, and the file
+    is cut into few ranges (each range boundary makes the games that cross it suspect)."""
 
-    def __init__(self, shared, me: int, path: Path):
+    def __init__(self, shared: Positions, me: int, path: Path):
         self.shared, self.me, self.path = shared, me, path
 
     def __call__(self, pos: int) -> int:
@@ -344,7 +403,7 @@ class _Regions:
         return end
 
     def steal(self) -> int | None:
-        """Take the back half of the other process's rest; its start, or None if too little is left."""
+        """Take the back half of the other thread's rest; its start, or None if too little is left."""
         shared, me, other = self.shared, 2 * self.me, 2 * (1 - self.me)
         with shared.get_lock():
             pos, end = shared[other], shared[other + 1]
@@ -372,9 +431,10 @@ def _scan_regions(
     max_line_bytes: int,
     give_up: bool = False,
     jit: bool = True,
+    on_items: Callable[[int], None] | None = None,
 ) -> list[tuple[int, ScanSummary]]:
-    """This process's ranges: its own region from `start`, then stolen ones, each a part.
-    Giving up (MostlyBad) ends the other process's region too."""
+    """This thread's ranges: its own region from `start`, then stolen ones, each a part.
+    Giving up (MostlyBad) or failing ends the other thread's region too."""
     parts = []
     try:
         while start is not None:
@@ -384,6 +444,7 @@ def _scan_regions(
                     _scan_parts(
                         [(source, start, regions)],
                         default_rules,
+                        on_items,
                         max_line_bytes=max_line_bytes,
                         give_up=give_up,
                         jit=jit,
@@ -391,90 +452,59 @@ def _scan_regions(
                 )
             )
             start = regions.steal()
-    except MostlyBad:
+    except BaseException:
         regions.stop_both()
         raise
     return parts
 
 
-def _region_worker(
-    source: InputSource, start: int, default_rules: Ruleset, max_line_bytes: int, give_up: bool, jit: bool, shared, conn
-) -> None:
-    """The worker's side (run through worker_boot): its ranges' parts, sent pickled to `conn`."""
-    result: tuple[str, Any]
-    try:
-        result = (
-            "ok",
-            _scan_regions(
-                source,
-                start,
-                _Regions(shared, 1, source.path),  # type: ignore[arg-type]  # a plain file has one
-                default_rules,
-                max_line_bytes,
-                give_up,
-                jit,
-            ),
-        )
-    except MostlyBad:
-        result = ("mostly bad", None)
-    except NotInBlocks:
-        result = ("not plain", None)
-    except BaseException:  # noqa: BLE001 - reported to the parent, which scans in one process
-        result = ("error", traceback.format_exc())
-    try:
-        conn.send_bytes(pickle.dumps(result, pickle.HIGHEST_PROTOCOL))
-    except OSError:  # the parent is gone
-        pass
-
-
 def _scan_shared(
-    source: InputSource, default_rules: Ruleset, max_line_bytes: int, give_up: bool = False, jit: bool = True
+    source: InputSource,
+    default_rules: Ruleset,
+    max_line_bytes: int,
+    give_up: bool = False,
+    jit: bool = True,
+    on_items: Callable[[int], None] | None = None,
 ) -> ScanSummary | None:
-    """One large plain file scanned by this process and one spawned worker (see _Regions;
-    the worker pre-started by the command if it was, pipeline.audit.spawn); None where it
-    cannot be (too small, not plain, the worker failed: scan in one process)."""
-    worker = audit_spawn.take(
-        source,
-        default_rules,
-        max_line_bytes,
-        give_up,
-        jit=jit,
-        min_bytes=PARALLEL_MIN_BYTES,
-        first_share=FIRST_SHARE,
-        block=BLOCK,
-    )
-    if worker is None:
+    """One large plain file scanned by this thread and a helper thread at once (see
+    _Regions): the parse and the kernel spend most of their time in compiled code and
+    Arrow's, which let the other thread run. None where it cannot be (too small, not plain:
+    scan it in one thread)."""
+    if source.path is None or not _is_plain(source):
         return None
-    theirs = None
+    path = Path(source.path)
     try:
-        parts = _scan_regions(
-            source,
-            0,
-            _Regions(worker.shared, 0, source.path),  # type: ignore[arg-type]  # a plain file has one
-            default_rules,
-            max_line_bytes,
-            give_up,
-            jit,
-        )
-        while not worker.receive.poll(0.5):
-            if not worker.process.is_alive() and not worker.receive.poll(0):  # pragma: no cover - died silently
-                return None
-        status, theirs = pickle.loads(worker.receive.recv_bytes())
-        if status == "mostly bad":
-            theirs = None
-            raise MostlyBad
-        if status != "ok":
-            theirs = None
-            return None  # not plain: the reader's own scan reports it where it happens
-    except NotInBlocks:
+        size = path.stat().st_size
+        middle = line_start(path, int(size * FIRST_SHARE), size) if size >= PARALLEL_MIN_BYTES else None
+    except OSError:
         return None
+    if middle is None:
+        return None
+    shared = Positions([0, middle, middle, size])
+    theirs: list[tuple[int, ScanSummary]] = []
+    failed: list[BaseException] = []
+
+    def helper() -> None:
+        try:
+            theirs.extend(
+                _scan_regions(
+                    source, middle, _Regions(shared, 1, path), default_rules, max_line_bytes, give_up, jit, on_items
+                )
+            )
+        except BaseException as exc:  # noqa: BLE001 - raised again in the calling thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=helper, name="audit-pass-1", daemon=True)
+    thread.start()
+    try:
+        mine = _scan_regions(
+            source, 0, _Regions(shared, 0, path), default_rules, max_line_bytes, give_up, jit, on_items
+        )
     finally:
-        if theirs is None:
-            worker.stop()
-        else:  # the worker exits on its own (daemonic: not waited for here)
-            worker.receive.close()
-            worker.send.close()
-    return _merge(parts + theirs)
+        thread.join()
+    if failed:
+        raise failed[0]
+    return _merge(mine + theirs)
 
 
 def _merge(parts: list[tuple[int, ScanSummary]]) -> ScanSummary:
@@ -496,10 +526,14 @@ def replay_suspects(
     trace: bool,
     findings: FindingStore | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
+    finish: bool = True,
+    progress: Callable[..., None] | None = None,
 ) -> Replayer:
     """Pass 2: the reference replay of the bad lines and of every event of the suspect games.
-    With `findings`, the replayer's findings are moved there as they come (bounded memory)."""
-    replayer = Replayer(default_rules, trace=trace, records=False)
+    With `findings`, the replayer's findings are moved there as they come (bounded memory);
+    without `finish`, the caller finishes the replayer (in steps: pipeline.audit.run.finish);
+    `progress` is told the bytes to read again, then each block's as it is read."""
+    replayer = Replayer(default_rules, trace=trace, records=False, spill=DiskGames())
     suspect = found.suspect
     out = replayer.out
     replay = replayer.feed
@@ -511,12 +545,26 @@ def replay_suspects(
             out.findings.clear()
 
     if suspect or any(found.bad_lines):
+        chosen = [found.blocks_to_replay(i, suspect) for i in range(len(sources))]
+        if progress is not None:
+            again = sum(
+                sum(end - start + 1 for start, end, _, _ in blocks) if blocks is not None else _size(source)
+                for source, blocks in zip(sources, chosen)
+            )
+            progress(stage=f"replaying {len(suspect):,} games with findings", total=again or None, unit="bytes")
         with _gc_paused():
-            for i, (source, bad_numbers) in enumerate(zip(sources, found.bad_lines)):
-                chosen = found.blocks_to_replay(i, suspect)
-                _replay_source(feed, source, _Lines(bad_numbers), suspect, chosen, max_line_bytes)
-    replayer.finish()
+            for source, bad_numbers, blocks in zip(sources, found.bad_lines, chosen):
+                _replay_source(feed, source, _Lines(bad_numbers), suspect, blocks, max_line_bytes, progress)
+    if finish:
+        replayer.finish()
     return replayer
+
+
+def _size(source: InputSource) -> int:
+    try:
+        return source.path.stat().st_size if source.path is not None else 0
+    except OSError:
+        return 0
 
 
 class _Lines:
@@ -546,6 +594,7 @@ def _replay_source(
     suspect: set[str],
     chosen: list[tuple[int, int, int, int]] | None,
     max_line_bytes: int = MAX_LINE_BYTES,
+    progress: Callable[..., None] | None = None,
 ) -> None:
     """Pass 2 over one source: only the `chosen` blocks of a file pass 1 read in blocks
     (ScanSummary.blocks_to_replay), else every line as the reader splits them."""
@@ -561,9 +610,16 @@ def _replay_source(
                 for offset, raw in enumerate(lines):
                     if raw and not raw.isspace():
                         _replay_line(feed, raw, name, first + offset, bad, suspect)
+                if progress is not None:
+                    progress(end - start + 1)
         return
-    for line, raw in iter_lines(InputSource(name, path=source.path), max_line_bytes):
+    again = InputSource(name, path=source.path)
+    told = 0
+    for count, (line, raw) in enumerate(iter_lines(again, max_line_bytes), 1):
         _replay_line(feed, raw, name, line, bad, suspect)
+        if progress is not None and count % 2048 == 0:
+            progress(again.raw_bytes - told)
+            told = again.raw_bytes
 
 
 def _replay_line(feed: Callable, raw: bytes, name: str, line: int, bad: _Lines, suspect: set[str]) -> None:
@@ -588,8 +644,8 @@ def _replay_line(feed: Callable, raw: bytes, name: str, line: int, bad: _Lines, 
         feed(item)
 
 
-def merged_results(found: ScanSummary, reference_games: list[GameResult]) -> list[GameResult]:
+def merged_results(found: ScanSummary, reference_games: Iterable[GameResult]) -> list[GameResult]:
     """Every started game's result, in the order the reference lists them (first game_start)."""
-    results = list(found.clean.values()) + reference_games
+    results = [*found.clean.values(), *reference_games]
     results.sort(key=lambda g: found.starts[g.game_id])
     return results

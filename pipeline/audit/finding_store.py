@@ -4,10 +4,11 @@ spilled to a temporary file, and read back in order or grouped by game.
 A log of millions of bad lines has millions of findings; held as objects they took
 gigabytes. The renderers only ever walk them in order (json, jsonl,
 csv) or by game in order of each game's first finding (text), so this store keeps the
-counts the summaries need as findings arrive, and beyond `limit` writes them to disk in
-order; grouping by game then sorts the spilled findings in runs and merges the runs,
-never holding more than a run at a time. What still grows with the findings: one small
-integer per game with findings (its rank and count).
+counts the summaries need as findings arrive (per code, never per game), and beyond
+`limit` writes them to disk in order. Grouping the spilled findings by game is two external
+sorts, each in runs of `limit` merged from disk: by (game, position), which gives each
+game's first position and count, then by (that first position, position). Nothing held
+grows with the number of findings or of games.
 """
 
 from __future__ import annotations
@@ -38,8 +39,6 @@ class FindingStore:
         self._spilled = 0
         self.errors = 0
         self.by_code: dict[str, int] = {}
-        self.rank: dict[str | None, int] = {}  # game id -> rank of its first finding
-        self.count: dict[str | None, int] = {}  # game id -> findings
         self.extend(findings)
 
     # ---- adding ---------------------------------------------------------------------------
@@ -47,18 +46,12 @@ class FindingStore:
         self.extend((f,))
 
     def extend(self, findings: Iterable[Finding]) -> None:
-        memory, by_code, rank, count = self._memory, self.by_code, self.rank, self.count
+        memory, by_code = self._memory, self.by_code
         for f in findings:
             memory.append(f)
             if f.severity == "error":
                 self.errors += 1
             by_code[f.code] = by_code.get(f.code, 0) + 1
-            g = f.game_id
-            if g not in rank:
-                rank[g] = len(rank)
-                count[g] = 1
-            else:
-                count[g] += 1
             if len(memory) >= self.limit:
                 self._flush()
 
@@ -103,42 +96,53 @@ class FindingStore:
             for game_id, found in groups.items():
                 yield game_id, len(found), iter(found)
             return
-        runs = self._sorted_runs()
-        merged = heapq.merge(*runs)
-        current: list = []
-
-        def group(first) -> Iterator[Finding]:
-            yield Finding(*first[2])
-            for item in merged:
-                if item[0] != first[0]:
-                    current.append(item)
-                    return
-                yield Finding(*item[2])
-
+        # (the first position of the game, -1, its count) sorts before the game's own rows
+        merged = heapq.merge(*self._runs(self._with_first_positions()))
         item = next(merged, None)
         while item is not None:
-            game_id = item[2][0]
-            current.clear()
-            findings = group(item)
-            yield game_id, self.count[game_id], findings
+            first, _, count = item
+            item = next(merged, None)
+
+            def group(first: int = first) -> Iterator[Finding]:
+                nonlocal item
+                while item is not None and item[0] == first:
+                    yield Finding(*item[2])
+                    item = next(merged, None)
+
+            findings = group()
+            game_id = item[2][0] if item is not None else None  # its first row follows its count
+            yield game_id, count, findings
             for _ in findings:  # whatever the caller left of this game
                 pass
-            item = current[0] if current else next(merged, None)
 
-    def _sorted_runs(self) -> list[Iterator[tuple]]:
-        """The findings as runs sorted by (game rank, position), each run on disk."""
-        rank = self.rank
-        runs = []
-        position = 0
+    def _rows(self) -> Iterator[tuple]:
         source = (row for chunk in _chunks(self._spill) for row in chunk)  # type: ignore[arg-type]
-        tail = (_row(f) for f in self._memory)
-        rows = iter(_concat(source, tail))
-        while batch := list(islice(rows, self.limit)):
-            keyed = [(rank[row[0]], position + i, row) for i, row in enumerate(batch)]
-            position += len(batch)
-            keyed.sort(key=lambda k: (k[0], k[1]))
-            run = _write_run(keyed)
-            runs.append(_run_reader(run))
+        return _concat(source, (_row(f) for f in self._memory))
+
+    def _with_first_positions(self) -> Iterator[tuple]:
+        """(game's first position, position, row) of every finding, and one (game's first
+        position, -1, its count) per game, from the rows sorted by (game, position)."""
+        keyed = ((_game_key(row[0]), position, row) for position, row in enumerate(self._rows()))
+        by_game = heapq.merge(*self._runs(keyed))
+        current: tuple | None = None
+        first = count = 0
+        for key, position, row in by_game:
+            if key != current:
+                if current is not None:
+                    yield (first, -1, count)
+                current, first, count = key, position, 0
+            count += 1
+            yield (first, position, row)
+        if current is not None:
+            yield (first, -1, count)
+
+    def _runs(self, items: Iterable[tuple]) -> list[Iterator[tuple]]:
+        """`items` as runs of `limit`, each sorted and written to disk; at most MAX_RUNS open."""
+        runs: list[Iterator[tuple]] = []
+        items = iter(items)
+        while batch := list(islice(items, self.limit)):
+            batch.sort(key=lambda k: (k[0], k[1]))
+            runs.append(_run_reader(_write_run(batch)))
             if len(runs) >= MAX_RUNS:  # keep the open files few: merge these into one run
                 runs = [_run_reader(_write_run(heapq.merge(*runs)))]
         return runs
@@ -147,6 +151,11 @@ class FindingStore:
         if self._spill is not None:
             self._spill.close()
             self._spill = None
+
+
+def _game_key(game_id: str | None) -> tuple[bool, str]:
+    """A game id as a sort key (None, the lines of no readable game, is a game too)."""
+    return (game_id is not None, game_id or "")
 
 
 def _concat(*parts: Iterable) -> Iterator:

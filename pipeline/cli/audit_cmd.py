@@ -17,14 +17,19 @@ from pipeline.cli.common import (
     lean_program,
     max_line_bytes_option,
     note,
+    compiles_announced,
     progress_bar,
     rules_or_exit,
     stderr,
     stdout,
     usage_error,
 )
+from pipeline.cli.csv_cells import exact_csv_option
 from pipeline.cli.engine_options import Engine, check_engine, engine_option, master_option, routing
 from pipeline.cli.main import app
+
+
+SHOWN_GAMES = 5  # game ids named in one message; the rest are counted
 
 
 class AuditFormat(str, enum.Enum):
@@ -65,6 +70,7 @@ def audit(
         help="--coach: mark choices losing more than this as blunders.",
     ),
     max_line_bytes: int = max_line_bytes_option(),
+    exact_csv: bool = exact_csv_option(),
     engine: Engine = engine_option(),
     spark_master: Optional[str] = master_option(),
 ) -> None:
@@ -91,11 +97,6 @@ def audit(
             usage_error("--engine spark reads files its tasks can open: stdin (-) is for --engine local")
     route = routing(engine, spark_master)
     resolution = resolve(logs)
-    if not game and scoresheet is None and not coach:
-        from pipeline.engines import prestart_audit
-
-        # before this process's own heavy imports: the fast audit takes the process over
-        prestart_audit(route, resolution.sources, default_rules, max_line_bytes)
     from pipeline.audit.run import read_sheet
     from pipeline.cli.audit_render import print_text, sheet_verdict, write_csv, write_json, write_jsonl
     from pipeline.model import FileProblem
@@ -109,12 +110,12 @@ def audit(
         sheet = read_sheet(scoresheet)
     if not resolution.sources:
         raise typer.Exit(EXIT_USAGE)
-    seen = SeenGames()
+    seen = SeenGames(game or ())
     if coach:
         assert game  # --coach needs exactly one --game (checked above)
         _coach(resolution, game[0], default_rules, format, blunder_threshold, seen, max_line_bytes)
     file_problems: list[FileProblem] = []
-    with progress_bar("auditing") as advance:
+    with progress_bar("reading") as advance:
         if engine is Engine.local and (game or sheet is not None):
             report = _audit_watched(
                 resolution, default_rules, game, sheet, format, seen, file_problems, advance, max_line_bytes
@@ -128,11 +129,13 @@ def audit(
                 route,
                 games=set(game) if game else None,
                 trace=format is AuditFormat.text,
-                on_item=advance,
+                progress=advance,
                 on_problem=file_problems.append,
                 max_line_bytes=max_line_bytes,
+                notice=note,
             )
-            seen.ids.update(dict.fromkeys(g.game_id for g in report.games))  # what --game is checked against
+            if game:  # what --game is checked against (Spark: the games it kept)
+                seen.ids.update(dict.fromkeys(g.game_id for g in report.games))
     report.file_problems.extend(file_problems)
     for source in resolution.sources:
         if source.is_stdin and source.problem is None and source.lines == source.blank_lines:
@@ -150,23 +153,27 @@ def audit(
         write = {
             AuditFormat.json: lambda r, out: write_json(r, out, [verdict] if verdict else []),
             AuditFormat.jsonl: write_jsonl,
-            AuditFormat.csv: write_csv,
+            AuditFormat.csv: lambda r, out: write_csv(r, out, exact_csv),
         }[format]
         ends = _LastChar(sys.stdout)
-        write(report, ends)  # type: ignore[arg-type]  # streamed: an audit can have millions of findings
+        write(report, ends)  # streamed: an audit can have millions of findings
         if ends.last not in ("", "\n"):
             sys.stdout.write("\n")
         sys.stdout.flush()
-    report.findings.close()
+    report.close()
     from pipeline.cli import entry
 
     entry.skip_teardown()  # the output is out: the process need not free every object
     for wanted in missing_games:
         stderr.print(f"error: no game {wanted!r} in these logs{did_you_mean(wanted, seen.ids)}")
     if verdict is not None and verdict["rows"] and not verdict["games_found"]:
+        missing = verdict["games_not_found"]
+        named = ", ".join(missing[:SHOWN_GAMES]) + (
+            f" and {len(missing) - SHOWN_GAMES:,} more" if len(missing) > SHOWN_GAMES else ""
+        )
         stderr.print(
-            f"error: {verdict['file']}: none of its games is in these logs "
-            f"({', '.join(verdict['games_not_found'])}){did_you_mean(verdict['games_not_found'][0], seen.ids)}"
+            f"error: {verdict['file']}: none of its games is in these logs ({named})"
+            f"{did_you_mean(missing[0], seen.ids)}"
         )
         raise typer.Exit(EXIT_USAGE)
     if resolution.problems or missing_games or any(p.line is None for p in report.file_problems):
@@ -179,16 +186,17 @@ def audit(
 def _audit_watched(resolution, default_rules, game, sheet, format, seen, file_problems, advance, max_line_bytes):
     """One game or a scoresheet: the one-pass reference path that audit_sources takes for
     them too, here watching every game id read (what a --game typo is compared to)."""
-    from pipeline.audit.run import audit_stream
+    from pipeline.audit.run import audit_stream, bytes_read, input_bytes
     from pipeline.reader import read_events
 
+    advance(stage="replaying games", total=input_bytes(resolution.sources) or None, unit="bytes")
     return audit_stream(
         seen.watch(read_events(resolution.sources, on_problem=file_problems.append, max_line_bytes=max_line_bytes)),
         default_rules,
         games=set(game) if game else None,
         sheet=sheet,
         trace=format is AuditFormat.text,
-        on_item=advance,
+        on_item=bytes_read(resolution.sources, advance),
     )
 
 
@@ -206,16 +214,20 @@ class _LastChar:
 
 
 class SeenGames:
-    """The game ids of every line read, whatever --game keeps: what a typo is compared to."""
+    """The game ids of the lines read, whatever --game keeps: what a typo is compared to.
+    Past KEPT ids only those `wanted` are still noted (a log can hold millions)."""
 
-    def __init__(self) -> None:
+    KEPT = 100_000
+
+    def __init__(self, wanted: Iterable[str] = ()) -> None:
         self.ids: dict[str, None] = {}
+        self.wanted = set(wanted)
 
     def watch(self, items: Iterable) -> Iterator:
-        ids = self.ids
+        ids, wanted, kept = self.ids, self.wanted, self.KEPT
         for item in items:
             game_id = getattr(item, "game_id", None)
-            if game_id is not None and game_id not in ids:
+            if game_id is not None and game_id not in ids and (len(ids) < kept or game_id in wanted):
                 ids[game_id] = None
             yield item
 
@@ -284,13 +296,14 @@ def race_judgements(result, judged, turns):
     if reason is not None:
         return None, f"{reason}; choices are judged by the single-turn yardstick only"
     table = race_tables.load(result.ruleset)
-    if table is None:
-        with progress_bar("solving the two-player game") as advance:
+    with progress_bar("judging the choices by winning chance") as advance, compiles_announced(advance):
+        if table is None:
+            advance(stage="solving the two-player game")
             state = {"done": 0}
 
             def report(done: int, total: int) -> None:
-                advance(done - state["done"])
+                advance(done - state["done"], total=total)
                 state["done"] = done
 
             table = race_tables.load_or_solve(result.ruleset, report)
-    return judge_race(Race(table), judged, turns, result.players), None
+        return judge_race(Race(table), judged, turns, result.players), None

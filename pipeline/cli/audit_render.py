@@ -14,11 +14,11 @@ from json.encoder import encode_basestring_ascii
 import textwrap
 from typing import TYPE_CHECKING, Any, Iterable, TextIO
 
-from pipeline.cli.text import plain_table, printable
+from pipeline.cli.text import Listing, printable, rule_text, terminal_width, wrap
 
 if TYPE_CHECKING:
     from pipeline.audit.run import AuditReport
-    from pipeline.model import Finding, GameResult
+    from pipeline.model import Finding
     from pipeline.cli.text import LazyConsole
 
 FINDING_FIELDS = ["game_id", "seq", "file", "line", "player", "code", "severity", "message", "claimed", "expected"]
@@ -117,11 +117,16 @@ def write_jsonl(report: AuditReport, out: TextIO) -> None:
         out.write(json.dumps(f.to_dict()) + "\n")
 
 
-def write_csv(report: AuditReport, out: TextIO) -> None:
+def write_csv(report: AuditReport, out: TextIO, exact: bool = False) -> None:
+    """The findings as CSV; text cells that start like a formula defused unless `exact`
+    (pipeline/cli/csv_cells.py)."""
+    from pipeline.cli.csv_cells import defused
+
     writer = csv.DictWriter(out, fieldnames=FINDING_FIELDS, lineterminator="\n")
     writer.writeheader()
     for f in report.findings:
-        writer.writerow(f.to_dict())
+        row = f.to_dict()
+        writer.writerow(row if exact else {k: defused(v) for k, v in row.items()})
 
 
 def as_json(report: AuditReport, sheets: list[dict] | None = None) -> str:
@@ -130,9 +135,9 @@ def as_json(report: AuditReport, sheets: list[dict] | None = None) -> str:
     return buffer.getvalue()
 
 
-def as_csv(report: AuditReport) -> str:
+def as_csv(report: AuditReport, exact: bool = False) -> str:
     buffer = io.StringIO()
-    write_csv(report, buffer)
+    write_csv(report, buffer, exact)
     return buffer.getvalue()
 
 
@@ -141,8 +146,9 @@ def sheet_verdict(report: AuditReport, name: str, text: str) -> dict[str, Any]:
     from pipeline.audit.scoresheet import parse_sheet
 
     rows, problems = parse_sheet(text, name)
-    logged = {g.game_id for g in report.games}
     sheet_games = list(dict.fromkeys(r.game_id for r in rows))
+    result_of = report.games.get
+    logged = {g for g in sheet_games if result_of(g) is not None}
     found = [g for g in sheet_games if g in logged]
     not_found = [g for g in sheet_games if g not in logged]
     differences = [f for f in report.findings if f.file == name and f.code in SHEET_CODES and f.game_id in logged]
@@ -194,15 +200,6 @@ def _names(names: list[str] | None) -> str:
     return names[0] if len(names) == 1 else " & ".join(names) + " (tie)"
 
 
-def _cell(value: Any) -> str:
-    return "" if value is None else printable(value)
-
-
-def _num(value: Any) -> str:
-    """Scores as the log writes them (no thousands separators), so they can be searched for."""
-    return "" if value is None else printable(value)
-
-
 def winner_lines(result) -> list[str]:
     """Who won, as claimed and by the dice, without calling a game over that is not."""
     claimed, corrected = as_names(result.winner_claimed), as_names(result.winner_corrected)
@@ -235,33 +232,35 @@ def winner_lines(result) -> list[str]:
 
 def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = None) -> None:
     """Game by game, as the finding store gives them back (it may have spilled to disk), so
-    memory holds one game's findings at a time."""
-    results: dict[str | None, GameResult] = {g.game_id: g for g in report.games}
-    absent: dict[str, list] = {}  # sheet rows of games not in the logs: one line per game, below
-    with_findings: set[str | None] = set()
+    memory holds one game's findings at a time. Each game's text is made as one string and
+    written at once; its tables are `Listing`s (text.py): an audit can show thousands."""
+    out = _TextOut(console)
+    result_of = report.games.get
+    absent = _AbsentGames()  # sheet rows of games not in the logs: a line for each of the first few
+    shown = 0  # games with findings that have a result
     findings: Iterable[Finding]
     for game_id, count, findings in report.findings.by_game():
-        if game_id is not None and game_id not in results:
+        result = result_of(game_id)
+        if game_id is not None and result is None:
             findings = list(findings)
             rows = [f for f in findings if f.code == "sheet_extra_turn"]
             if rows:
-                absent[game_id] = rows
+                absent.add(game_id, rows)
                 findings = [f for f in findings if f.code != "sheet_extra_turn"]
                 count = len(findings)
                 if not count:
                     continue
-        with_findings.add(game_id)
         title = f"game {game_id}" if game_id is not None else "lines of no readable game"
-        result = results.get(game_id)
+        shown += result is not None
         rules = f" [{result.ruleset.name}]" if result is not None else ""
-        console.rule(f"{title}{rules}: {count} finding{'s' if count != 1 else ''}")
+        out.rule(f"{title}{rules}: {count} finding{'s' if count != 1 else ''}")
         for f in findings:
             where = f"{f.file}:{f.line}" if f.line is not None else (f.file or "")
-            console.line(f"  {f.severity:<7} {f.code}  {where}", indent="    ")
-            console.line(f"    {f.message}")
+            out.line(f"  {f.severity:<7} {f.code}  {where}", indent="    ")
+            out.line(f"    {f.message}")
         timeline = report.timelines.get(game_id) if game_id is not None else None
         if timeline:
-            table = plain_table(
+            table = Listing(
                 ("seq", True),
                 ("player", False),
                 ("event", False),
@@ -278,32 +277,26 @@ def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = N
                 for step in turn:
                     dice = "" if step.dice is None else " ".join(map(str, step.dice))
                     table.add_row(
-                        str(step.seq),
-                        _cell(step.player),
+                        step.seq,
+                        step.player,
                         step.type,
                         dice,
-                        _num(step.claimed),
-                        _num(step.worth),
-                        _num(step.total),
-                        step.code or "",
+                        step.claimed,
+                        step.worth,
+                        step.total,
+                        step.code,
                         style="bold red" if step.code else None,
                     )
-            console.print(table)
+            out.table(table)
         if result is not None:
-            _print_result(result, console)
-    for game_id, findings in absent.items():
-        lines = [f.line for f in findings if f.line is not None]
-        span = f"line {lines[0]}" if len(lines) == 1 else f"lines {min(lines)}-{max(lines)}"
-        console.line(
-            f"scoresheet {findings[0].file}: game {game_id} is not in these logs: its "
-            f"{len(findings)} row{'s' if len(findings) != 1 else ''} ({span}) were not checked",
-            indent="  ",
-        )
-    console.rule("summary")
+            _result_text(result, out)
+        out.flush()
+    absent.write(out)
+    out.rule("summary")
     games, events = len(report.games), report.events
-    clean = sum(1 for g in report.games if g.game_id not in with_findings)
+    clean = games - shown
     warnings = len(report.findings) - report.errors
-    console.line(
+    out.line(
         f"{games:,} game{'s' if games != 1 else ''}, {events:,} event{'s' if events != 1 else ''}: "
         f"{clean:,} clean, {games - clean:,} with findings; {report.errors:,} error{'s' if report.errors != 1 else ''}, "
         f"{warnings:,} warning{'s' if warnings != 1 else ''}"
@@ -312,24 +305,92 @@ def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = N
     if abandoned:
         console.line(f"{abandoned:,} game{'s' if abandoned != 1 else ''} abandoned (no winner by the dice)")
     if report.file_problems or report.sheet_problems:
-        console.line(
+        out.line(
             f"{len(report.file_problems) + len(report.sheet_problems):,} unreadable files or rows (named on stderr)"
         )
     if sheet is not None:
-        console.line(verdict_line(sheet), indent="  ")
+        out.line(verdict_line(sheet), indent="  ")
     counts = report.counts_by_code()
     if counts:
-        table = plain_table(("code", False), ("findings", True))
+        table = Listing(("code", False), ("findings", True))
         for code, n in counts.items():
-            table.add_row(code, str(n))
-        console.print(table)
+            table.add_row(code, n)
+        out.table(table)
+    out.flush()
 
 
-def _print_result(result, console: LazyConsole) -> None:
-    table = plain_table(("player", False), ("claimed", True), ("corrected", True), title="result (final totals)")
+class _TextOut:
+    """What print_text writes, gathered and written a game at a time; the width and whether
+    to colour are asked once."""
+
+    def __init__(self, console: LazyConsole):
+        self.stream = console.stream
+        self.wrap_width = terminal_width(self.stream)  # None: a file or a pipe, nothing wraps
+        self.rule_width = self.wrap_width or 80
+        self.color = console.color
+        self.parts: list[str] = []
+
+    def line(self, text: str, indent: str = "") -> None:
+        if self.wrap_width is None:
+            self.parts.append(printable(text) + "\n")
+            return
+        lead = text[: len(text) - len(text.lstrip(" "))]
+        self.parts.append("\n".join(wrap(text, self.wrap_width, lead, lead + indent)) + "\n")
+
+    def rule(self, title: str) -> None:
+        self.parts.append(rule_text(title, self.rule_width, self.color, self.wrap_width))
+
+    def table(self, table: Listing) -> None:
+        self.parts.append(table.render(self.color))
+
+    def flush(self) -> None:
+        self.stream.write("".join(self.parts))
+        self.parts.clear()
+
+
+class _AbsentGames:
+    """The games a scoresheet names that the logs do not hold: the first SHOWN each get a
+    line (its rows and their lines), the rest are counted (a sheet can name a million)."""
+
+    SHOWN = 10
+
+    def __init__(self) -> None:
+        self.named: list[tuple[str, str, int, list[int]]] = []  # (sheet, game id, rows, lines)
+        self.more_games = 0
+        self.more_rows = 0
+        self.sheet = ""
+
+    def add(self, game_id: str, rows: list[Finding]) -> None:
+        self.sheet = rows[0].file or ""
+        if len(self.named) < self.SHOWN:
+            lines = [f.line for f in rows if f.line is not None]
+            self.named.append((self.sheet, game_id, len(rows), lines))
+        else:
+            self.more_games += 1
+            self.more_rows += len(rows)
+
+    def write(self, out: _TextOut) -> None:
+        for sheet, game_id, n, lines in self.named:
+            span = f"line {lines[0]}" if len(lines) == 1 else f"lines {min(lines)}-{max(lines)}"
+            out.line(
+                f"scoresheet {sheet}: game {game_id} is not in these logs: its "
+                f"{n} row{'s' if n != 1 else ''} ({span}) were not checked",
+                indent="  ",
+            )
+        if self.more_games:
+            out.line(
+                f"scoresheet {self.sheet}: {self.more_games:,} more of its games are not in these logs: "
+                f"their {self.more_rows:,} row{'s' if self.more_rows != 1 else ''} were not checked",
+                indent="  ",
+            )
+
+
+def _result_text(result, out: _TextOut) -> None:
+    # scores as the log writes them (no thousands separators), so they can be searched for
+    table = Listing(("player", False), ("claimed", True), ("corrected", True), title="result (final totals)")
     for p in result.players:
         claimed, corrected = result.claimed.get(p), result.corrected.get(p)
-        table.add_row(_cell(p), _num(claimed), _num(corrected), style="yellow" if claimed != corrected else None)
-    console.print(table)
+        table.add_row(p, claimed, corrected, style="yellow" if claimed != corrected else None)
+    out.table(table)
     for line in winner_lines(result):
-        console.line(f"  {line}", indent="  ")
+        out.line(f"  {line}", indent="  ")

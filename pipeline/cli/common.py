@@ -141,33 +141,112 @@ def interactive() -> bool:
 
 
 @contextmanager
-def progress_bar(description: str, total: int | None = None) -> Iterator["Advance"]:
-    """A rich progress bar on stderr when it is a terminal, a no-op otherwise."""
+def progress_bar(stage: str, total: float | None = None, unit: str = "") -> Iterator["Advance"]:
+    """A rich progress bar on stderr when it is a terminal, a no-op otherwise (piped or
+    redirected output stays quiet). It shows the stage, done/total in `unit`, the percentage
+    and an estimate of the time left; the library moves it through `Advance`'s calls."""
     if not interactive():
         yield Advance(None, None)
         return
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn
+    from rich.text import Text
+
+    class Done(ProgressColumn):
+        def render(self, task) -> Text:
+            return Text(done_text(task.completed, task.total, task.fields.get("unit", "")))
+
+    class Left(ProgressColumn):
+        def render(self, task) -> Text:
+            return Text(time_text(task.elapsed, task.time_remaining if task.completed else None, task.total))
 
     with Progress(
         TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed:,.0f}"),
-        TimeElapsedColumn(),
+        BarColumn(bar_width=24),
+        Done(),
+        Left(),
         console=stderr.console,
         transient=True,
+        redirect_stdout=False,  # only notes (stderr) may appear while the bar is drawn
     ) as progress:
-        task = progress.add_task(description, total=total)
-        yield Advance(progress, task)
+        yield Advance(progress, progress.add_task(stage, total=total, unit=unit))
+
+
+JUDGE_COMPILE = "compiling the two-player judge (first run after an install only; farkle-logs warm does it ahead)"
+
+
+@contextmanager
+def compiles_announced(advance: "Advance", what: str = JUDGE_COMPILE) -> Iterator[None]:
+    """Within the block, numba's first compile (the two-player judge's loops, on a first
+    run that was not warmed) is said in a note on stderr and on the bar: a wait with a name."""
+    from pipeline.ingest.warm import first_compile
+
+    def say() -> None:
+        note(what)
+        advance(label=what)
+
+    with first_compile(say):
+        yield
+
+
+def live(advance: "Advance") -> "Advance | None":
+    """`advance` where a bar is drawn, else None: a library then skips measuring progress."""
+    return advance if advance.live else None
+
+
+def done_text(done: float, total: float | None, unit: str) -> str:
+    """'12.3/74.0 MB 17%', '1,204/3,000 games 40%', '5,120 lines' (no total), '' (nothing yet)."""
+    if not total and not done:
+        return ""
+    if unit == "bytes":
+        scale, unit = (1e9, "GB") if max(total or 0, done) >= 1e9 else (1e6, "MB")
+        text = f"{done / scale:,.1f}" + (f"/{total / scale:,.1f}" if total else "") + f" {unit}"
+    else:
+        text = f"{done:,.0f}" + (f"/{total:,.0f}" if total else "") + (f" {unit}" if unit else "")
+    return text + (f" {min(done / total, 1):.0%}" if total else "")
+
+
+def time_text(elapsed: float | None, left: float | None, total: float | None) -> str:
+    """'about 0:42 left' once there is an estimate, else the time spent so far, '0:05'."""
+    if total and left is not None:
+        minutes, seconds = divmod(int(left + 0.5), 60)
+        return f"about {minutes}:{seconds:02d} left"
+    minutes, seconds = divmod(int(elapsed or 0), 60)
+    return f"{minutes}:{seconds:02d}"
 
 
 class Advance:
+    """What the library calls to move the bar: `advance(n)` adds n to the stage's count;
+    `advance(stage="replaying games", total=2_907_192, unit="events")` starts a new stage
+    (its count from zero, its own estimate); `advance(n, total=N)` sets the total once known;
+    `advance(label="computing blunders")` says what the stage is doing now. Safe to call from
+    several threads (rich locks)."""
+
+    @property
+    def live(self) -> bool:
+        """Whether a bar is drawn (libraries skip the work of measuring progress otherwise)."""
+        return self._progress is not None
+
     def __init__(self, progress, task):
         self._progress = progress
         self._task = task
 
-    def __call__(self, amount: float = 1, description: str | None = None) -> None:
-        if self._progress is not None:
-            if description is not None:
-                self._progress.update(self._task, advance=amount, description=description)
-            else:
-                self._progress.advance(self._task, amount)
+    def __call__(
+        self,
+        amount: float = 0,
+        *,
+        stage: str | None = None,
+        total: float | None = None,
+        unit: str | None = None,
+        label: str | None = None,
+    ) -> None:
+        if self._progress is None:
+            return
+        if stage is not None:  # a task of its own: its count, total and estimate start afresh
+            self._progress.remove_task(self._task)
+            self._task = self._progress.add_task(stage, total=total, unit=unit or "")
+        elif total is not None:  # the stage's total, once it is known
+            self._progress.update(self._task, total=total)
+        if label is not None:  # what the stage is doing now, its count kept
+            self._progress.update(self._task, description=label)
+        if amount:
+            self._progress.advance(self._task, amount)

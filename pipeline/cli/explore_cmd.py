@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from pipeline.cli.common import did_you_mean, no_match_error, note, stdout, usage_error
+from pipeline.cli.common import did_you_mean, live, no_match_error, note, progress_bar, stdout, usage_error
+from pipeline.cli.csv_cells import exact_csv_option
 from pipeline.cli.dataset_options import (
     PlayersOption,
     RulesFilterOption,
@@ -57,6 +58,7 @@ def games(
     with_findings: bool = typer.Option(False, "--with-findings", help="Only the games with audit findings."),
     format: ListFormat = _format_option(),
     limit: Optional[int] = _limit_option(),
+    exact_csv: bool = exact_csv_option(),
 ) -> None:
     """One row per game, in order of start: game id, start (UTC), players in seat order, the
     claimed and the corrected winners, the audit's findings, how the game ended. With
@@ -71,14 +73,15 @@ def games(
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, filters, rules)
     try:
-        table = explore.games(ds, filters, with_findings=with_findings, limit=limit)
+        with progress_bar("opening the dataset") as advance:
+            table = explore.games(ds, filters, with_findings=with_findings, limit=limit, progress=live(advance))
     except Exception as exc:
         dataset_failure(ds, exc)
     if table.num_rows == 0 and limit != 0:
         together = " together" if len(filters.players) > 1 else ""
         findings = " with findings" if with_findings else ""
         usage_error(f"no game{findings} in dataset {ds.path} matches these filters{together}")
-    emit(table, format)
+    emit(table, format, exact_csv)
 
 
 @app.command(short_help="The players of a dataset: games, first and last seen.")
@@ -90,6 +93,7 @@ def players(
     until: UntilOption = None,
     format: ListFormat = _format_option(),
     limit: Optional[int] = _limit_option(),
+    exact_csv: bool = exact_csv_option(),
 ) -> None:
     """One row per player, by name: games sat in, finished games, the start of their first
     and last game (UTC).
@@ -103,10 +107,11 @@ def players(
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, filters, rules)
     try:
-        table = explore.players(ds, filters, limit=limit)
+        with progress_bar("opening the dataset") as advance:
+            table = explore.players(ds, filters, limit=limit, progress=live(advance))
     except Exception as exc:
         dataset_failure(ds, exc)
-    emit(table, format)
+    emit(table, format, exact_csv)
 
 
 @app.command(short_help="The audit findings a dataset stores, as `audit` gives them.")
@@ -118,6 +123,7 @@ def findings(
     game: Optional[str] = typer.Option(None, "--game", "-g", metavar="ID", help="Only this game_id."),
     format: ListFormat = _format_option(),
     limit: Optional[int] = _limit_option(),
+    exact_csv: bool = exact_csv_option(),
 ) -> None:
     """The findings stored when the logs were ingested: the rows `farkle-logs audit LOGS
     --format json` gives for the same logs, ordered by file, line and seq.
@@ -130,8 +136,17 @@ def findings(
         usage_error(f"unknown severity {severity!r}: severities are {', '.join(explore.SEVERITIES)}")
     ds = dataset_or_exit(dataset)
     try:
-        whole = explore.findings(ds)
-        table = explore.findings(ds, codes=code or (), severity=severity, players=player or (), game=game, limit=limit)
+        with progress_bar("opening the dataset") as advance:
+            whole = explore.findings(ds, progress=live(advance))
+            table = explore.findings(
+                ds,
+                codes=code or (),
+                severity=severity,
+                players=player or (),
+                game=game,
+                limit=limit,
+                progress=live(advance),
+            )
     except Exception as exc:
         dataset_failure(ds, exc)
     where = f"the findings of dataset {ds.path}"
@@ -149,7 +164,7 @@ def findings(
         note(f"dataset {ds.path} stores no findings")
     elif table.num_rows == 0 and limit != 0:
         usage_error(f"no finding in dataset {ds.path} matches these filters together")
-    emit(table, format)
+    emit(table, format, exact_csv)
 
 
 @app.command(short_help="Read-only SQL over a dataset's tables and the models of sql/.")
@@ -158,6 +173,7 @@ def sql(
     query: str = typer.Argument(..., metavar="SELECT", help="One SELECT statement (DuckDB SQL)."),
     format: ListFormat = _format_option(),
     limit: Optional[int] = _limit_option(),
+    exact_csv: bool = exact_csv_option(),
 ) -> None:
     """Run one SELECT with DuckDB: every table of the dataset (events, turns, rolls,
     decisions, games, game_players, findings, rejects) and every model of sql/ (stg_, int_,
@@ -172,7 +188,8 @@ def sql(
 
     ds = dataset_or_exit(dataset)
     try:
-        table = explore.query(ds, query, limit=limit)
+        with progress_bar("opening the dataset") as advance:
+            table = explore.query(ds, query, limit=limit, progress=live(advance))
     except explore.ReadOnlyError as exc:
         usage_error(f"refused: {exc}")
     except explore.QueryError as exc:
@@ -181,17 +198,17 @@ def sql(
         usage_error(f"the SQL failed: {exc}")
     except Exception as exc:
         dataset_failure(ds, exc)
-    emit(table, format)
+    emit(table, format, exact_csv)
 
 
 # ---- output ------------------------------------------------------------------------------
-def emit(table: "pa.Table", format: ListFormat) -> None:
+def emit(table: "pa.Table", format: ListFormat, exact_csv: bool = False) -> None:
     if format is ListFormat.json:
         write_json_rows(table)
     elif format is ListFormat.csv:
         from pipeline.cli.stats_cmd import write_csv
 
-        write_csv(flat(table))
+        write_csv(flat(table), exact=exact_csv)
     else:
         print_rows(table)
 

@@ -76,7 +76,7 @@ def ingest_command(
 
     try:
         with outcome("nothing was ingested", InputError, InputErrors, StoreError, StreamNameError):
-            with progress_bar("ingest (bytes read)") as advance:
+            with progress_bar("reading the logs") as advance:
                 summary = engines.ingest(
                     logs,
                     out,

@@ -72,6 +72,7 @@ from pipeline.cli import report_cmd  # noqa: E402,F401
 from pipeline.cli import dataset_cmd  # noqa: E402,F401
 from pipeline.cli import explore_cmd  # noqa: E402,F401
 from pipeline.cli import advise_cmd  # noqa: E402,F401
+from pipeline.cli import warm_cmd  # noqa: E402,F401
 
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from pipeline.cli.common import note, stdout, usage_error
+from pipeline.cli.common import compiles_announced, live, note, progress_bar, stdout, usage_error
 from pipeline.cli.main import app
 from pipeline.cli.stats_cmd import LeaguePeriod
 from pipeline.cli.dataset_options import (
@@ -69,8 +69,17 @@ def report(
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, dataclasses.replace(filters, game=game) if game is not None else filters, rules)
     try:
-        with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
-            path = write_report(ds, out, filters, title=title, game=game, league=League(min_games, by.value))
+        # rulesets past the solver's budget: their choices are not judged
+        with refusals() as unsolved, progress_bar("opening the dataset") as advance, compiles_announced(advance):
+            path = write_report(
+                ds,
+                out,
+                filters,
+                title=title,
+                game=game,
+                league=League(min_games, by.value),
+                progress=live(advance),
+            )
     except OSError as exc:
         usage_error(f"cannot write {out}: {exc.strerror or exc}")
     except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)

@@ -137,7 +137,7 @@ def _progress(advance):
     state = {"done": 0}
 
     def report(done: int, total: int) -> None:
-        advance(done - state["done"])
+        advance(done - state["done"], total=total)
         state["done"] = done
 
     return report

@@ -28,10 +28,17 @@ def score(
 ) -> None:
     """Score a keep with the best split. Exit 1 when not every die can score."""
     from pipeline.rules import best_keep, keep_of
+    from pipeline.rules.scoring import MAX_SCORED_DICE
 
     bad = [d for d in dice if not 1 <= d <= 6]
     if bad:
-        usage_error(f"dice must be 1..6, got {', '.join(map(str, bad))}")
+        shown = ", ".join(map(str, bad[:10])) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
+        usage_error(f"dice must be 1..6, got {shown}")
+    if len(dice) > MAX_SCORED_DICE:
+        usage_error(
+            f"{len(dice)} dice: at most {MAX_SCORED_DICE} can be scored at once "
+            "(the most a cross-roll union of twelve keeps holds)"
+        )
     ruleset = rules_or_exit(rules)
     keep = keep_of(dice, ruleset)
     best = None if keep else best_keep(dice, ruleset)

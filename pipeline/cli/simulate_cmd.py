@@ -19,7 +19,7 @@ BOTS_HELP = "threshold, cautious, greedy, keep_all, keep_min, optimal, winprob"
 
 @app.command("simulate", short_help="Bots play complete games, written as a JSONL log.")
 def simulate_cmd(
-    games: int = typer.Option(..., "--games", "-n", metavar="N", help="Number of games to play."),
+    games: Optional[int] = typer.Option(None, "--games", "-n", metavar="N", help="Number of games to play."),
     players: str = typer.Option(
         "2-4",
         "--players",
@@ -48,7 +48,7 @@ def simulate_cmd(
         1,
         "--tables",
         metavar="N",
-        help="Games in play at once; their lines interleave by time (1: one game after another).",
+        help="Games in play at once (at most 1,000); their lines interleave by time (1: one game after another).",
     ),
     inject: float = typer.Option(
         0.0, "--inject", metavar="SHARE", help="Share of games (0..1) that get one planted error."
@@ -84,15 +84,29 @@ def simulate_cmd(
         help='Share of games (0..1) stopped early, ending with a game_end of "reason": "abandoned".',
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
+    samples: Optional[str] = typer.Option(
+        None,
+        "--samples",
+        metavar="DIR",
+        help="Instead of --games: write the curated sample logs into DIR (the repository's sample_logs/, "
+        "byte for byte, the disputed game's scoresheet included).",
+    ),
 ) -> None:
     """Play complete games with bots and write them as a JSONL log (see docs/simulate.md)."""
     from pipeline.model import FINDING_CODES
     from pipeline.simulate import BOT_NAMES, DEFAULT_BOTS, INJECTABLE, NOT_INJECTABLE, parse_players, simulate
 
+    if samples is not None:
+        _write_samples(samples, games, quiet)
+        return
+    if games is None:
+        usage_error("--games N is needed (or --samples DIR for the curated sample logs)")
     if games < 0:
         usage_error("--games must be >= 0")
-    if tables < 1:
-        usage_error("--tables must be >= 1")
+    from pipeline.simulate.run import MAX_TABLES
+
+    if not 1 <= tables <= MAX_TABLES:
+        usage_error(f"--tables must be 1 to {MAX_TABLES:,} (each game in play is held in memory), got {tables:,}")
     span = parse_players(players)
     rulesets = [rules_or_exit(r) for r in rules] if rules else [rules_or_exit(None)]
     if seed is None:
@@ -134,7 +148,7 @@ def simulate_cmd(
 
     started = time.perf_counter()
     try:
-        with progress_bar("simulating", total=games) as advance:
+        with progress_bar("simulating", total=games, unit="games") as advance:
             summary = simulate(
                 out,
                 games,
@@ -176,3 +190,24 @@ def simulate_cmd(
             + (f" → {manifest}" if manifest else " (no --manifest: ground truth not written)"),
             markup=False,
         )
+
+
+def _write_samples(directory: str, games: int | None, quiet: bool) -> None:
+    """The sample logs into `directory` (created if missing)."""
+    from pathlib import Path
+
+    from pipeline.simulate.samples import build
+
+    if games is not None:
+        usage_error("--samples writes the curated logs: it takes no --games")
+    path = Path(directory)
+    if path.exists() and not path.is_dir():
+        usage_error(f"--samples {directory} is a file: give a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        build(path)
+    except OSError as exc:
+        usage_error(f"cannot write {exc.filename or directory}: {exc.strerror or exc}")
+    if not quiet:
+        names = sorted(p.name for p in path.iterdir() if p.is_file())
+        stderr.print(f"{len(names)} sample files in {directory}: {', '.join(names)}")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import enum
 import sys
-from typing import TYPE_CHECKING, List, Optional
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator, List, Optional
 
 import typer
 
-from pipeline.cli.common import did_you_mean, note, stdout, usage_error
+from pipeline.cli.common import compiles_announced, did_you_mean, live, note, progress_bar, stdout, usage_error
 from pipeline.cli.main import app
+from pipeline.cli.csv_cells import exact_csv_option
 from pipeline.cli.dataset_options import (
     PlayersOption,
     RulesFilterOption,
@@ -236,6 +238,7 @@ def stats(
         f"past {TEXT_PLAYERS} players the per-dice and per-bucket tables show the overall rows (and "
         "the OFF bust rates); json and csv always hold every row.",
     ),
+    exact_csv: bool = exact_csv_option(),
     engine: Engine = engine_option(),
     spark_master: Optional[str] = master_option(),
 ) -> None:
@@ -255,6 +258,10 @@ def stats(
 
     section = _section_items(section or [], SECTIONS, TABLE_NAMES)
     wanted_sections, wanted_tables = _selection(section or list(DEFAULT_SECTIONS), SECTIONS, TABLE_NAMES)
+    from pipeline.stats import POLICY_SECTIONS
+
+    # the sections that judge choices may compile the two-player judge on a first run
+    judging = compiles_announced if set(wanted_sections) & set(POLICY_SECTIONS) else _nothing
     if format is StatsFormat.csv and len(wanted_tables) != 1:
         usage_error("csv holds one table: choose it with --section, one of " + ", ".join(TABLE_NAMES))
     filters = filters_or_exit(player, rules, since, until, game)
@@ -263,7 +270,8 @@ def stats(
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, filters, rules)
     try:
-        with refusals() as unsolved:  # rulesets past the solver's budget: their choices are not judged
+        # rulesets past the solver's budget: their choices are not judged
+        with refusals() as unsolved, progress_bar("opening the dataset") as advance, judging(advance):
             tables = engines.stats(
                 ds,
                 filters,
@@ -271,6 +279,7 @@ def stats(
                 routing(engine, spark_master),
                 blunder_threshold=blunder_threshold,
                 league=league,
+                progress=live(advance),
             )
     except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)
         dataset_failure(ds, exc)
@@ -292,7 +301,7 @@ def stats(
         }
         _write_json(head, tables)
     elif format is StatsFormat.csv:
-        write_csv(next(iter(tables.values())))
+        write_csv(next(iter(tables.values())), exact=exact_csv)
     else:
         named = set(section or [])
         for name, table in tables.items():
@@ -327,6 +336,11 @@ def stats(
                 "103.1668 e^(-0.4354 loss) - 3.1669, clipped to 0-100.",
                 indent="  ",
             )
+
+
+@contextmanager
+def _nothing(advance: object) -> Iterator[None]:
+    yield
 
 
 def _section_items(values: list[str], sections: dict[str, tuple[str, ...]], names: tuple[str, ...]) -> list[str]:
@@ -400,11 +414,15 @@ def _write_json(head: dict[str, object], tables: dict[str, pa.Table]) -> None:
     out.write("}}\n")
 
 
-def write_csv(table: pa.Table) -> None:
+def write_csv(table: pa.Table, exact: bool = False) -> None:
+    """`table` as CSV on stdout; text cells that start like a formula defused unless `exact`
+    (pipeline/cli/csv_cells.py)."""
     import pyarrow.csv as pacsv
 
+    from pipeline.cli.csv_cells import defused_table
+
     sys.stdout.flush()
-    pacsv.write_csv(table, sys.stdout.buffer)
+    pacsv.write_csv(table if exact else defused_table(table), sys.stdout.buffer)
     sys.stdout.buffer.flush()
 
 

@@ -11,7 +11,12 @@ keep the values exact and never pass through here.
 The consoles need rich only for tables, and import it on first use (start-up time, issue
 12). Lines wrap at spaces to the terminal's width ($COLUMNS if set); nothing is cut with an
 ellipsis, and wide tables are split into parts that fit (see `fitted_tables`). Output to a
-pipe or a file is not wrapped, and its tables are laid out for 80 columns.
+pipe or a file is not wrapped, and its tables are laid out for 80 columns. A word is never
+broken: a code, an id or a number longer than the line stays whole on a line of its own.
+
+`Listing` is a table drawn without rich, for output that holds thousands of tables (an
+audit's text: a timeline and a result per game): the same layout as `plain_table`, a
+fraction of the time, and its cells are never folded, whatever the width.
 """
 
 from __future__ import annotations
@@ -83,7 +88,8 @@ class LazyConsole:
             from rich.console import Console
 
             self._console = Console(stderr=self._stderr, highlight=False, soft_wrap=False)
-        self._console.width = self.width
+        # a file or a pipe: nothing to fit, so no cell is ever folded (fitted_tables lays parts out for 80)
+        self._console.width = terminal_width(self.stream) or 100_000
         return self._console
 
     @property
@@ -120,18 +126,16 @@ class LazyConsole:
         self.stream.write("\n".join(out) + "\n")
         self.stream.flush()
 
-    def rule(self, title: str = "", **kwargs: Any) -> None:
-        """A horizontal rule with `title` in it; a title too long for one (rich would cut it
-        with an ellipsis) goes on its own lines under a plain rule."""
-        from rich.rule import Rule
-        from rich.text import Text
+    @property
+    def color(self) -> bool:
+        """Whether to colour: on a terminal, unless $NO_COLOR is set (no-color.org)."""
+        return is_terminal(self.stream) and not os.environ.get("NO_COLOR")
 
-        title = printable(title)
-        if len(title) + 6 <= self.width:
-            self.print(Rule(Text(title), **kwargs))
-        else:
-            self.print(Rule(**kwargs))
-            self.line(title, indent="  ")
+    def rule(self, title: str = "") -> None:
+        """A horizontal rule across the width with `title` in it; a title too long for one
+        goes on its own lines under a plain rule (never cut with an ellipsis)."""
+        self.stream.write(rule_text(title, self.width, self.color, terminal_width(self.stream)))
+        self.stream.flush()
 
     def print_json(self, text: str) -> None:
         """Machine output: the data exact (JSON escapes control characters itself)."""
@@ -143,9 +147,95 @@ class LazyConsole:
         return getattr(self.console, name)
 
 
+def is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+_GREEN, _RESET = "\x1b[92m", "\x1b[0m"
+STYLES = {"bold red": "\x1b[1;31m", "yellow": "\x1b[33m", "bold": "\x1b[1m", "italic": "\x1b[3m"}
+
+
+def rule_text(title: str, width: int, color: bool = False, wrap_width: int | None = None) -> str:
+    """LazyConsole.rule's text: `title` centred in a line of `width` "─" (as rich draws it),
+    or, when it does not fit, a plain rule and the title wrapped under it (`wrap_width`:
+    None for a file, where nothing wraps)."""
+    title = printable(title)
+    green, reset = (_GREEN, _RESET) if color else ("", "")
+    if not title:
+        return f"{green}{'─' * width}{reset}\n"
+    size = cell_width(title) + 2
+    if size + 4 <= width:
+        left = (width - size) // 2
+        return f"{green}{'─' * left} {reset}{title}{green} {'─' * (width - size - left)}{reset}\n"
+    lines = [title] if wrap_width is None else wrap(title, wrap_width, "", "  ")
+    return f"{green}{'─' * width}{reset}\n" + "\n".join(lines) + "\n"
+
+
+def cell_width(text: str) -> int:
+    """Columns `text` takes on a terminal: wide (East Asian) characters take two, combining
+    marks none."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+class Listing:
+    """A table drawn as text without rich: the layout of `plain_table` (a title, the headers,
+    a rule under them, columns two spaces apart, numbers right-aligned, a blank line between
+    sections), every cell whole. Cells are escaped here (`printable`)."""
+
+    __slots__ = ("columns", "title", "rows")
+
+    def __init__(self, *columns: tuple[str, bool], title: str | None = None):
+        self.columns = [(printable(header), number) for header, number in columns]
+        self.title = printable(title) if title else None
+        self.rows: list[tuple[list[str], str | None] | None] = []  # None: a section break
+
+    def add_row(self, *cells: Any, style: str | None = None) -> None:
+        self.rows.append(([printable(c) for c in cells], style))
+
+    def add_section(self) -> None:
+        self.rows.append(None)
+
+    def render(self, color: bool = False) -> str:
+        headers = [h for h, _ in self.columns]
+        widths = [cell_width(h) for h in headers]
+        for row in self.rows:
+            if row is not None:
+                for i, cell in enumerate(row[0]):
+                    w = cell_width(cell)
+                    if w > widths[i]:
+                        widths[i] = w
+        numbers = [n for _, n in self.columns]
+
+        def line(cells: list[str]) -> str:
+            parts = []
+            for cell, width, number in zip(cells, widths, numbers):
+                pad = " " * (width - cell_width(cell))
+                parts.append(pad + cell if number else cell + pad)
+            return "  ".join(parts).rstrip(" ")
+
+        def styled(text: str, style: str | None) -> str:
+            return f"{STYLES[style]}{text}{_RESET}" if color and style and text else text
+
+        out = []
+        if self.title:
+            out.append(styled(self.title, "italic"))
+        out.append(styled(line(headers), "bold"))
+        out.append("─" * (sum(widths) + 2 * (len(widths) - 1)))
+        for row in self.rows:
+            out.append("" if row is None else styled(line(row[0]), row[1]))
+        return "\n".join(out) + "\n"
+
+
 def wrap(text: str, width: int, indent: str = "", subsequent: str | None = None) -> list[str]:
     """`text` (escaped) as lines of at most `width` columns, broken at spaces; a word longer
-    than a line is split rather than cut."""
+    than a line (a path, an id) stays whole on a line of its own, never split or cut."""
     import textwrap
 
     subsequent = indent if subsequent is None else subsequent
@@ -154,7 +244,7 @@ def wrap(text: str, width: int, indent: str = "", subsequent: str | None = None)
         width=max(width, len(subsequent) + 10, 20),
         initial_indent=indent,
         subsequent_indent=subsequent,
-        break_long_words=True,
+        break_long_words=False,
         break_on_hyphens=False,
     ) or [""]
 

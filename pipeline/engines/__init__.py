@@ -2,8 +2,9 @@
 
 `Routing` says it: the engine (`local`, this process and its workers, or `spark`), the
 replay path (the compiled fast path with the reference engine for unusual games, or the
-reference engine for everything), numba or plain Python, ingest's worker count. Every path
-gives the same results; the choice only moves the work. `Routing.from_environment` is the
+reference engine for everything), numba or plain Python, the input size from which the
+compiled paths are worth their start-up, ingest's worker count. Every path gives the same
+results; the choice only moves the work. `Routing.from_environment` is the
 one reader of the environment variables that choose; `ingest`, `audit` and `stats` here
 run the library call on the routed engine. `pipeline.engines.spark` holds everything
 Spark-specific; nothing outside it imports pyspark, and no library package imports this one
@@ -28,9 +29,17 @@ if TYPE_CHECKING:
     from pipeline.stats import Filters
 
 LOCAL, SPARK = "local", "spark"
-REPLAY = "FARKLE_LOGS_REPLAY"  # "reference": every game by the reference engine
+REPLAY = "FARKLE_LOGS_REPLAY"  # "reference": every game by the reference engine; "fast": the
+# compiled paths whatever the input's size (tests and benchmarks); unset: chosen by size
 NO_JIT = "FARKLE_LOGS_NO_JIT"  # set: numba kernels run as plain Python
 WORKERS = "FARKLE_LOGS_WORKERS"  # ingest's processes, this one included
+
+# Inputs smaller than this (bytes on disk, all inputs of a run together) take the paths that
+# need no compiled code: msgspec's decoder instead of the compiled scan, the reference replay
+# instead of the kernel. Loading the compiled code costs about as much as it saves on such an
+# input even when it is cached, and compiling it (the first run after an install) costs
+# seconds that a small input never wins back.
+FAST_MIN_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,7 @@ class Routing:
     reference: bool = False  # every game through the reference engine, no fast path
     jit: bool = True  # numba-compiled kernels (False: the same functions as plain Python)
     workers: int | None = None  # ingest's processes; None: chosen by the input's size
+    fast_min_bytes: int = FAST_MIN_BYTES  # smaller inputs take the paths without compiled code
 
     @classmethod
     def from_environment(
@@ -47,12 +57,14 @@ class Routing:
     ) -> Routing:
         env = os.environ if environ is None else environ
         workers = env.get(WORKERS, "")
+        replay = env.get(REPLAY)
         return cls(
             engine=engine,
             spark_master=spark_master,
-            reference=env.get(REPLAY) == "reference",
+            reference=replay == "reference",
             jit=not env.get(NO_JIT),
             workers=int(workers) if workers.isdigit() else None,
+            fast_min_bytes=0 if replay == "fast" else FAST_MIN_BYTES,
         )
 
 
@@ -74,7 +86,14 @@ def ingest(specs: Sequence[str], out: str, rules: Ruleset | None, routing: Routi
     from pipeline.ingest import ingest as local_ingest
 
     return local_ingest(
-        specs, out, rules, workers=routing.workers, reference=routing.reference, jit=routing.jit, **options
+        specs,
+        out,
+        rules,
+        workers=routing.workers,
+        reference=routing.reference,
+        jit=routing.jit,
+        fast_min_bytes=routing.fast_min_bytes,
+        **options,
     )
 
 
@@ -84,33 +103,29 @@ def audit(
     routing: Routing,
     *,
     games: set[str] | None = None,
-    on_item: Callable[[int], None] | None = None,
+    progress: Callable[..., None] | None = None,
     **options: Any,
 ) -> AuditReport:
     """pipeline.audit.run.audit_sources (local) or pipeline.engines.spark.audit.audit."""
     if routing.engine == SPARK:
         from pipeline.engines.spark.audit import audit as spark_audit
 
-        options.pop("trace", None)
-        options.pop("on_problem", None)
+        for local_only in ("trace", "on_problem", "notice"):
+            options.pop(local_only, None)
         with _spark(routing) as spark:
             return spark_audit(spark, sources, rules, games=games, **options)
     from pipeline.audit.run import audit_sources
 
     return audit_sources(
-        sources, rules, games=games, on_item=on_item, reference=routing.reference, jit=routing.jit, **options
+        sources,
+        rules,
+        games=games,
+        progress=progress,
+        reference=routing.reference,
+        jit=routing.jit,
+        fast_min_bytes=routing.fast_min_bytes,
+        **options,
     )
-
-
-def prestart_audit(routing: Routing, sources: list[InputSource], rules: Ruleset | None, max_line_bytes: int) -> None:
-    """Start the fast audit's second process now, before the caller's heavy imports, when
-    the audit of every game of `sources` will take the fast path (pipeline.audit.spawn)."""
-    if routing.engine != LOCAL or routing.reference or len(sources) != 1 or sources[0].is_stdin:
-        return
-    from pipeline.audit import spawn
-    from pipeline.rules import Ruleset
-
-    spawn.prestart(sources[0], rules or Ruleset.builtin("standard"), max_line_bytes, jit=routing.jit)
 
 
 def stats(
@@ -120,6 +135,7 @@ def stats(
     if routing.engine == SPARK:
         from pipeline.engines.spark.stats import compute as spark_compute
 
+        options.pop("progress", None)
         with _spark(routing) as spark:
             return spark_compute(dataset, filters, list(sections), spark=spark, **options)
     from pipeline.stats import compute

@@ -83,23 +83,55 @@ class _Lines:
     def longest(self) -> int:
         return int((self.ends - self.starts).max()) if len(self.ends) else 0
 
+    def blank(self) -> np.ndarray:
+        """Which lines are blank (empty or only ASCII whitespace, as `parse.is_blank`), in
+        array operations: a flood of blank lines costs no Python per line. A log line starts
+        with `{`, so only lines starting with whitespace are looked into."""
+        n = len(self.ends)
+        empty = self.starts == self.ends
+        first = self.buf[np.minimum(self.starts, max(len(self.buf) - 1, 0))] if n else np.zeros(0, np.uint8)
+        maybe = np.flatnonzero(~empty & np.isin(first, _WHITESPACE))
+        blank = empty
+        if len(maybe) <= _FEW:
+            for i in maybe.tolist():
+                blank[i] = self[i].isspace()
+        else:  # many: a running count of non-whitespace bytes, compared at each line's ends
+            solid = np.zeros(len(self.buf) + 1, np.int64)
+            np.cumsum(~np.isin(self.buf, _WHITESPACE), out=solid[1:])
+            blank[maybe] = solid[self.ends[maybe]] == solid[self.starts[maybe]]
+        return blank
 
-def parse_block(block: Block, ingest_id: str, max_line: int, jit: bool = True) -> Parsed:
+
+_WHITESPACE = np.frombuffer(b" \t\n\r\x0b\x0c", np.uint8)  # bytes.isspace
+_FEW = 64  # lines starting with whitespace checked one by one; more, all at once
+
+
+def parse_block(block: Block, ingest_id: str, max_line: int, jit: bool = True, bulk_scan: bool = True) -> Parsed:
+    """`bulk_scan` False leaves the compiled scan out: every line goes to msgspec's decoder (for
+    small inputs, where loading or compiling the scan costs more than it saves)."""
     lines = _Lines(block.data)
     first, name = block.first_line, block.name
     bad = list(block.long_lines)
     parts: list[pa.Table] = []
     slow_at: list[int] = []
-    if lines.longest() > max_line:  # rare: a line over the cap inside a block
+    blank_lines = lines.blank()
+    over = lines.longest() > max_line  # rare: a line over the cap inside a block
+    if over:
+        blank_lines &= (lines.ends - lines.starts) <= max_line  # a line over the cap is never blank
+    blank = int(blank_lines.sum())
+    wanted = np.flatnonzero(~blank_lines)
+    if over:
         struct_at = []
-        for i in range(len(lines)):
+        for i in wanted.tolist():
             raw = lines[i]
             if len(raw) > max_line:
                 bad.append(too_long(name, first + i, len(raw), raw, max_line))
             else:
                 struct_at.append(i)
+    elif bulk_scan:
+        struct_at = _scanned(lines, wanted, first, name, ingest_id, parts, slow_at, jit)
     else:
-        struct_at = _scanned(lines, first, name, ingest_id, parts, slow_at, jit)
+        struct_at = wanted.tolist()
     bulk_rows = sum(t.num_rows for t in parts)
     fast: list[TurnLine] = []
     fast_at: list[int] = []
@@ -115,11 +147,10 @@ def parse_block(block: Block, ingest_id: str, max_line: int, jit: bool = True) -
         parts.append(table)
         slow_at.extend(rejected)
     slow: list[Event] = []
-    blank = 0
     for i in sorted(slow_at):
         item = parse_line(lines[i], name, first + i)
         if item is None:
-            blank += 1
+            blank += 1  # pragma: no cover - blank lines are counted above
         elif type(item) is Event:
             slow.append(item)
         else:
@@ -137,18 +168,25 @@ def parse_block(block: Block, ingest_id: str, max_line: int, jit: bool = True) -
 
 
 def _scanned(
-    lines: _Lines, first: int, name: str, ingest_id: str, parts: list[pa.Table], slow_at: list[int], jit: bool = True
+    lines: _Lines,
+    wanted: np.ndarray,
+    first: int,
+    name: str,
+    ingest_id: str,
+    parts: list[pa.Table],
+    slow_at: list[int],
+    jit: bool = True,
 ) -> list[int]:
-    """Decode the block's lines with the compiled scan (module docstring): accepted rows are
-    appended to `parts`, rows the column checks refuse to `slow_at`; returns the line
-    indexes left for the msgspec path, in line order."""
+    """Decode the block's lines at the indexes `wanted` (in order) with the compiled scan
+    (module docstring): accepted rows are appended to `parts`, rows the column checks refuse
+    to `slow_at`; returns the line indexes left for the msgspec path, in line order."""
     data = lines.data
     if not data.isascii():
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
-            return list(range(len(lines)))
-    n = len(lines)
+            return wanted.tolist()
+    n = len(wanted)
     ok = np.zeros(n, np.bool_)
     spans = np.full((n, 6), -1, np.int64)
     ints = np.zeros((n, 4), np.int64)
@@ -156,10 +194,11 @@ def _scanned(
     kinds = np.zeros(n, np.int8)
     dice = np.zeros((n, 6), np.int8)
     ndice = np.full(n, -1, np.int8)
+    every = n == len(lines)
     scan.compiled("scan_lines", jit)(
         lines.buf,
-        lines.starts,
-        lines.ends,
+        lines.starts if every else lines.starts[wanted],
+        lines.ends if every else lines.ends[wanted],
         scan.KEY_BYTES,
         scan.KEY_LENS,
         scan.TYPE_BYTES,
@@ -172,14 +211,16 @@ def _scanned(
         dice,
         ndice,
     )
-    rest = np.flatnonzero(~ok).tolist()
-    rows = np.flatnonzero(ok)
+    rest = wanted[~ok].tolist()
+    scanned = np.flatnonzero(ok)
+    rows = wanted[scanned]  # the lines' indexes in the block
     # The rules msgspec's types check, here on the scan's integer columns (a row that breaks
     # one goes to the reference, which says what is wrong with it): non-empty game_id and
     # player, seq >= 1, 1-6 dice of 1-6; then the rules both decoders share (_shape_ok).
-    spans, ints, has, counts, kind = spans[rows], ints[rows], has[rows], ndice[rows].astype(np.int64), kinds[rows]
+    spans, ints, has = spans[scanned], ints[scanned], has[scanned]
+    counts, kind = ndice[scanned].astype(np.int64), kinds[scanned]
     listed = counts >= 0
-    faces = dice[rows]
+    faces = dice[scanned]
     in_list = np.arange(6) < counts[:, None]
     ts = _text(lines.buf, spans[:, scan.SP_TS], spans[:, scan.SP_TS + 1], jit)
     player = spans[:, scan.SP_PLAYER + 1] > spans[:, scan.SP_PLAYER]

@@ -10,7 +10,9 @@ parsing and one bucket while replaying, whatever the input size.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 from zlib import crc32
 
 import numpy as np
@@ -32,38 +34,67 @@ def bucket_count(total_bytes: int, workers: int) -> int:
 
 def buckets_of(game_ids: pa.Array, buckets: int) -> pa.Array:
     """The bucket of each row: crc32 once per distinct game id, then a take."""
+    return _buckets(game_ids, buckets)[0]
+
+
+def _buckets(game_ids: pa.Array, buckets: int) -> tuple[pa.Array, np.ndarray]:
+    """The bucket of each row, and of each distinct game id."""
     encoded = pc.dictionary_encode(game_ids)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
     ids = encoded.dictionary.to_pylist()
-    per_id = pa.array([crc32(g.encode("utf-8", "surrogatepass")) % buckets for g in ids], pa.int32())
-    return per_id.take(encoded.indices)
+    per_id = np.fromiter((crc32(g.encode("utf-8", "surrogatepass")) % buckets for g in ids), np.int32, len(ids))
+    return pa.array(per_id).take(encoded.indices), per_id
 
 
-def spill(events: pa.Table, file_ordinal: int, buckets: int, path: Path) -> pa.Table:
+def part_of(game_ids: pa.Array, buckets: int, parts: int) -> np.ndarray:
+    """Which of `parts` parts of its bucket each row's game falls in: the crc32's bits above
+    the bucket's, so the parts of a bucket are about equal and each holds whole games."""
+    encoded = pc.dictionary_encode(game_ids)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    ids = encoded.dictionary.to_pylist()
+    per_id = np.fromiter(
+        (crc32(g.encode("utf-8", "surrogatepass")) // buckets % parts for g in ids), np.int32, len(ids)
+    )
+    return per_id[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+@dataclass
+class Spilled:
+    """One block's spill: its events in bucket order (without the ordering column), and per
+    bucket its rows and game ids. Nothing was written for a block without events."""
+
+    events: pa.Table
+    rows: list[int]
+    games: list[int]
+
+
+def spill(events: pa.Table, file_ordinal: int, buckets: int, path: Path) -> Spilled:
     """Write `events` (one block, EVENTS columns) to `path` grouped by bucket, each bucket in
-    line order, with the ordering column added; returns the rows in that order (without it)."""
-    events, ordered, sizes = by_bucket(events, file_ordinal, buckets)
-    write_buckets(ordered, sizes, path)
-    return events
+    line order, with the ordering column added (a block without events writes nothing)."""
+    if not events.num_rows:
+        return Spilled(events, [0] * buckets, [0] * buckets)
+    events, ordered, rows, games = by_bucket(events, file_ordinal, buckets)
+    write_buckets(ordered, rows, path)
+    return Spilled(events, rows, games)
 
 
-def by_bucket(events: pa.Table, file_ordinal: int, buckets: int) -> tuple[pa.Table, pa.Table, list[int]]:
+def by_bucket(events: pa.Table, file_ordinal: int, buckets: int) -> tuple[pa.Table, pa.Table, list[int], list[int]]:
     """`events` (one block) sorted by bucket, then line: the rows without and with the
-    ordering column, and the number of rows of each bucket (slice b of the sorted rows is
+    ordering column, and per bucket its rows and game ids (slice b of the sorted rows is
     bucket b). What `spill` writes, and what the Spark engine's parse tasks send on."""
-    if events.num_rows:
-        keys = pa.table(
-            {"b": buckets_of(events.column("game_id").combine_chunks(), buckets), "l": events.column("source_line")}
-        )
-        order = pc.sort_indices(keys, sort_keys=[("b", "ascending"), ("l", "ascending")])
-        events = events.take(order)
-        counts = pc.value_counts(keys.column("b").take(order)).to_pylist()
-        sizes = {c["values"]: c["counts"] for c in counts}
-    else:
-        sizes = {}
+    if not events.num_rows:
+        ordered = events.append_column(ORDER_COLUMN, pa.array([], pa.int32()))
+        return events, ordered, [0] * buckets, [0] * buckets
+    rows_bucket, per_id = _buckets(events.column("game_id").combine_chunks(), buckets)
+    keys = pa.table({"b": rows_bucket, "l": events.column("source_line")})
+    order = pc.sort_indices(keys, sort_keys=[("b", "ascending"), ("l", "ascending")])
+    events = events.take(order)
+    rows = np.bincount(rows_bucket.to_numpy(zero_copy_only=False), minlength=buckets).tolist()
+    games = np.bincount(per_id, minlength=buckets).tolist()
     ordered = events.append_column(ORDER_COLUMN, pa.array(np.full(events.num_rows, file_ordinal, np.int32)))
-    return events, ordered, [sizes.get(b, 0) for b in range(buckets)]
+    return events, ordered, rows, games
 
 
 def write_buckets(ordered: pa.Table, sizes: list[int], path: Path) -> None:
@@ -93,8 +124,11 @@ class SpillFiles:
         self._keep = min(self.MAX_OPEN, max(4, _open_files_limit() // 8))
         self._readers: dict[Path, tuple[pa.OSFile, pa.ipc.RecordBatchFileReader]] = {}
 
-    def gather(self, paths: list[Path], bucket: int) -> pa.Table:
-        """Bucket `bucket` of every spilled file, in the order of `paths`."""
+    def gather(
+        self, paths: list[Path], bucket: int, keep: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None
+    ) -> pa.Table:
+        """Bucket `bucket` of every spilled file, in the order of `paths`; with `keep`, only
+        the rows it keeps of each file's batch (one part of a large bucket)."""
         batches = []
         schema = None
         for path in paths:
@@ -111,6 +145,8 @@ class SpillFiles:
                 else:
                     source.close()
             schema = reader.schema
+            if batch.num_rows and keep is not None:
+                batch = keep(batch)
             if batch.num_rows:
                 batches.append(batch)
         if schema is None:

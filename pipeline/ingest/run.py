@@ -221,6 +221,7 @@ def ingest(
     engine: Any = None,
     reference: bool = False,
     jit: bool = True,
+    fast_min_bytes: int = 0,
 ) -> IngestSummary:
     """Ingest the inputs named by `specs` (files, directories, globs, .gz, '-') into `out`.
 
@@ -232,6 +233,13 @@ def ingest(
     alone); None = 2 on a multi-core machine for inputs of 32 MiB or more, else 1. A line
     longer than `max_line_bytes` is rejected unread. `reference` and `jit` choose the replay
     path and whether the kernels are compiled (pipeline.engines.Routing): the same rows.
+    Files to read of fewer than `fast_min_bytes` bytes in all take the paths that need no
+    compiled code (msgspec's decoder for every line, the reference replay for every game):
+    the compiled ones would cost more to load, or on a first run to compile, than they save.
+    `progress` follows the stages: `progress(stage=..., total=..., unit=...)` as each
+    begins (reading, in bytes; replaying, in events; writing), `progress(n)` as n more of
+    it is done; `notice` gets one line for what the user should know (skipped files, broken
+    ones, the compile of the fast paths on a first run).
     `engine`: where stages 2-3 run instead of the worker pool (the Spark engine,
     `pipeline.engines.spark.ingest`): an object with `parallelism`, `check(sources)` and
     `reading(config, stored, progress)` giving what `_Reading` gives; planning, identities,
@@ -267,6 +275,7 @@ def ingest(
         stored = incremental.Stored.load(store, reading, ingest_id, catalog.unnamed)
         staging = store.staging_dir(ingest_id)
         total = sum(c.size or 0 for _, c in to_read)
+        small = engine is None and total < fast_min_bytes and all(c.size is not None for _, c in to_read)
         config = Config(
             ingest_id,
             staging,
@@ -275,16 +284,27 @@ def ingest(
             max_line_bytes,
             stored.games,
             stored.reread,
-            reference=reference,
+            reference=reference or small,
             jit=jit,
+            bulk_scan=not small,
             spill=getattr(store, "local_spill", None),  # a dataset at a URL spills on this machine
         )
         config.spill_dir.mkdir(parents=True, exist_ok=True)
         if engine is None:
-            pool = Pool(config, processes)
+            pool = Pool(config, processes)  # spawned workers import while this process warms up
+            if not small:
+                from pipeline.ingest import warm
+
+                def compiling() -> None:
+                    notice(warm.WHAT)
+                    progress(stage=warm.WHAT)
+
+                warm.ready(jit, on_compile=compiling, replay=not reference)
             run = _Reading(pool, config, stored, progress)
         else:
             run = engine.reading(config, stored, progress)
+        known = all(c.size is not None for _, c in to_read)
+        progress(stage="reading the logs", total=total if known and total else None, unit="bytes")
         sources = run.read_all(to_read, block_bytes)
         for counts in sources:
             for problem in counts.problems:
@@ -305,7 +325,10 @@ def ingest(
             store, touched, run.superseded, stored, config.buckets, stored_spill, default_rules.to_json()
         )
         _say_kept_rules(kept_rules, default_rules, notice)
+        events = sum(c.events for c in sources) + _rows(stored_spill)
+        progress(stage="replaying games", total=events or None, unit="events")
         replayed = run.replay_all([stored_spill] + run.spills)
+        progress(stage="writing the snapshot")
         files = run.close()
         pool = None
         replaced = incremental.supersede(store, touched, run.superseded, staging, ingest_id, stored.streams)
@@ -394,10 +417,17 @@ class _Reading:
         self._spilled: list[int] = []  # the input of each spill file
         self._touched: dict[int, set[str]] = {}  # per input
         self._dropped: set[str] = set()  # names of inputs whose rows leave the run
+        self.empty: set[Path] = set()  # spill files of blocks without events: never written
+        self.bucket_rows = [0] * config.buckets
+        self.bucket_games = [0] * config.buckets
 
     def read_all(self, to_read: list[tuple[InputSource, SourceCounts]], block_bytes: int) -> list[SourceCounts]:
-        for _, result in self.pool.run(self._parse_tasks(to_read, block_bytes)):
+        for spill, result in self.pool.run(self._parse_tasks(to_read, block_bytes)):
             self._take(result)
+            if not result.spilled:
+                self.empty.add(spill)
+        kept = [(path, index) for path, index in zip(self.spills, self._spilled) if path not in self.empty]
+        self.spills, self._spilled = [path for path, _ in kept], [index for _, index in kept]
         return self.counts
 
     def _parse_tasks(self, to_read: list[tuple[InputSource, SourceCounts]], block_bytes: int):
@@ -415,7 +445,7 @@ class _Reading:
                 self._spilled.append(index)
                 self.progress(source.raw_bytes - counts.progress)
                 counts.progress = source.raw_bytes
-                yield "block", "parse", (block, ordinal, spill)
+                yield spill, "parse", (block, ordinal, spill)
             counts.lines = source.lines
             counts.sha256 = source.sha256 or counts.sha256
             counts.size = source.raw_bytes
@@ -435,6 +465,9 @@ class _Reading:
         self.touched |= r.touched
         self._touched.setdefault(r.source, set()).update(r.touched)
         self.superseded += r.superseded
+        for bucket, (rows, games) in enumerate(zip(r.bucket_rows, r.bucket_games)):
+            self.bucket_rows[bucket] += rows
+            self.bucket_games[bucket] += games
         for game_id, file, line, reason in r.rejected_starts:
             self.rejected_starts.setdefault(game_id, (file, line, reason))
 
@@ -454,8 +487,12 @@ class _Reading:
 
         total = BucketResult()
         starts = self.rejected_starts
-        tasks = (("bucket", "replay", (bucket, spills, starts)) for bucket in range(self.config.buckets))
+        tasks = (
+            ("bucket", "replay", (bucket, spills, self.bucket_rows[bucket], self.bucket_games[bucket], starts))
+            for bucket in range(self.config.buckets)
+        )
         for _, r in self.pool.run(tasks):
+            self.progress(r.events)
             total.games += r.games
             total.findings_error += r.findings_error
             total.findings_warning += r.findings_warning
@@ -467,6 +504,17 @@ class _Reading:
         if self._dropped:
             incremental.drop_rows_of(files, self._dropped, self.config.staging, self.config.ingest_id)
         return files
+
+
+def _rows(spill: Path) -> int:
+    """Rows of a spilled IPC file (0 if there is none)."""
+    import pyarrow as pa
+
+    try:
+        with pa.ipc.open_file(pa.OSFile(str(spill))) as reader:
+            return reader.count_rows()
+    except (OSError, pa.ArrowInvalid):
+        return 0
 
 
 def _plan(

@@ -24,6 +24,9 @@ from pipeline import storage
 from pipeline.dataset import tables
 
 ROW_GROUP = 131_072  # rows per Parquet row group (tables are gathered up to this)
+# ... or up to this many bytes of Arrow data, whichever comes first: a games row is about
+# 450 bytes, and a log of a million one-line games fills 131,072 of them (59 MB) per group
+ROW_GROUP_BYTES = 16 << 20
 ROWS_PER_FILE = 2_000_000  # a new Parquet file after this many rows (parallel reads)
 
 
@@ -69,6 +72,7 @@ class TableSink:
         self._file_rows = 0
         self._pending: list[pa.Table] = []
         self._pending_rows = 0
+        self._pending_bytes = 0
         self._in_flight: Future | None = None
 
     def write(self, table: pa.Table) -> None:
@@ -76,13 +80,14 @@ class TableSink:
             return
         self._pending.append(table)
         self._pending_rows += table.num_rows
+        self._pending_bytes += table.nbytes
         self.rows += table.num_rows
-        if self._pending_rows >= ROW_GROUP:
+        if self._pending_rows >= ROW_GROUP or self._pending_bytes >= ROW_GROUP_BYTES:
             self._submit()
 
     def _submit(self) -> None:
         data = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
-        self._pending, self._pending_rows = [], 0
+        self._pending, self._pending_rows, self._pending_bytes = [], 0, 0
         if self._in_flight is not None:
             self._in_flight.result()
         self._in_flight = self._executor.submit(self._write_now, data)

@@ -53,6 +53,7 @@ class Config:
     reread: dict[str, "Any"] = field(default_factory=dict)  # file name → its stored lines (incremental)
     reference: bool = False  # every game by the reference engine (pipeline.engines.Routing)
     jit: bool = True  # numba-compiled scan and kernel (False: plain Python, the same rows)
+    bulk_scan: bool = True  # the compiled scan first (False: msgspec's decoder for every line, the same rows)
     spill: Path | None = None  # where blocks spill when staging is not on this machine (a URL)
 
     @property
@@ -77,13 +78,39 @@ class BlockResult:
     # (game_id, file, line, reason) of each rejected game_start: its game's first
     # unknown_game message names it (pipeline.replay.engine.Replayer.note_rejected_start)
     rejected_starts: list[tuple[str, str, int, str]] = field(default_factory=list)
+    spilled: bool = False  # a spill file was written (a block without events writes none)
+    bucket_rows: list[int] = field(default_factory=list)  # per bucket: events spilled
+    bucket_games: list[int] = field(default_factory=list)  # per bucket: game ids among them
 
 
 @dataclass
 class BucketResult:
+    events: int = 0  # replayed (the progress of the replay stage)
     games: int = 0
     findings_error: int = 0
     findings_warning: int = 0
+
+    def __iadd__(self, other: "BucketResult") -> "BucketResult":
+        self.events += other.events
+        self.games += other.games
+        self.findings_error += other.findings_error
+        self.findings_warning += other.findings_warning
+        return self
+
+
+# What replaying a bucket holds, about: the reference replay's Python records per event
+# (the columns as lists, the event, its records) and the state and results of each game.
+# A bucket estimated past REPLAY_BUDGET is replayed in parts (a log of a million one-line
+# games, say, that gzip squeezed into a few MB: the bucket count follows the file's size).
+REPLAY_BYTES_PER_ROW = 1_000
+REPLAY_BYTES_PER_GAME = 6_000
+REPLAY_BUDGET = 96 << 20
+
+
+def replay_parts(rows: int, games: int) -> int:
+    """Parts to replay a bucket of `rows` events and `games` game ids in."""
+    estimate = rows * REPLAY_BYTES_PER_ROW + games * REPLAY_BYTES_PER_GAME
+    return max(1, -(-estimate // REPLAY_BUDGET))
 
 
 class Worker:
@@ -100,7 +127,7 @@ class Worker:
         if self.number:
             crash_point("worker_parse")  # tests: a spawned worker dies
         block = block.attached()
-        parsed = parse_block(block, c.ingest_id, c.max_line, jit=c.jit)
+        parsed = parse_block(block, c.ingest_id, c.max_line, jit=c.jit, bulk_scan=c.bulk_scan)
         result = BlockResult(block.source, lines=parsed.lines, blank=parsed.blank, bulk_rows=parsed.bulk_rows)
         events, bad = parsed.events, parsed.bad
         if block.name in c.reread:
@@ -108,10 +135,13 @@ class Worker:
                 c.reread[block.name], block, events, bad
             )
         if spill_path is None:
-            events, routed, sizes = route.by_bucket(events, file_ordinal, c.buckets)
-            result.routed = (routed, sizes)
+            events, routed, rows, games = route.by_bucket(events, file_ordinal, c.buckets)
+            result.routed = (routed, rows)
         else:
-            events = route.spill(events, file_ordinal, c.buckets, spill_path)
+            spilled = route.spill(events, file_ordinal, c.buckets, spill_path)
+            events, rows, games = spilled.events, spilled.rows, spilled.games
+        result.spilled = spill_path is not None and events.num_rows > 0
+        result.bucket_rows, result.bucket_games = rows, games
         self.sinks.write("events", events)
         if bad:
             self.sinks.write("rejects", batches.rejects_table(bad, c.ingest_id))
@@ -126,15 +156,39 @@ class Worker:
         return result
 
     def replay(
-        self, bucket: int, spill_paths: list[Path], rejected_starts: dict[str, tuple[str, int, str]] | None = None
+        self,
+        bucket: int,
+        spill_paths: list[Path],
+        rows: int = 0,
+        games: int = 0,
+        rejected_starts: dict[str, tuple[str, int, str]] | None = None,
     ) -> BucketResult:
-        """Replay the whole games of one bucket and write their derived tables."""
-        return self.replay_events(self.spills.gather(spill_paths, bucket), rejected_starts)
+        """Replay the whole games of one bucket and write their derived tables; a bucket
+        whose `rows` events of `games` games would take more than REPLAY_BUDGET is replayed
+        in parts, each a share of its games read from the spill files again."""
+        parts = replay_parts(rows, games)
+        buckets = self.config.buckets
+        total = BucketResult()
+        for part in range(parts):
+
+            def keep(batch: pa.RecordBatch, part: int = part) -> pa.RecordBatch:
+                return batch.filter(route.part_of(batch.column("game_id"), buckets, parts) == part)
+
+            events = self.spills.gather(spill_paths, bucket, keep if parts > 1 else None)
+            total += self._replay_and_write(events, rejected_starts)
+            del events  # frees the bucket's batches
+        return total
 
     def replay_events(
         self, events: pa.Table, rejected_starts: dict[str, tuple[str, int, str]] | None = None
     ) -> BucketResult:
-        """Replay whole games (`events` with the ordering column) and write their derived tables."""
+        """Replay whole games (`events` with the ordering column: a Spark replay task's
+        partition) and write their derived tables."""
+        return self._replay_and_write(events, rejected_starts)
+
+    def _replay_and_write(
+        self, events: pa.Table, rejected_starts: dict[str, tuple[str, int, str]] | None
+    ) -> BucketResult:
         out = replay_partition(
             events,
             self.config.default_rules,
@@ -142,6 +196,7 @@ class Worker:
             jit=self.config.jit,
             rejected_starts=rejected_starts,
         )
+        replayed = events.num_rows
         del events  # frees the bucket's batches
         for name, table in out.items():
             self.sinks.write(name, table)
@@ -154,7 +209,7 @@ class Worker:
         gc.freeze()
         findings = out["findings"]
         warnings = pc.sum(pc.equal(findings.column("severity"), "warning")).as_py() or 0
-        return BucketResult(out["games"].num_rows, findings.num_rows - warnings, warnings)
+        return BucketResult(replayed, out["games"].num_rows, findings.num_rows - warnings, warnings)
 
     def close(self) -> dict[str, list[Path]]:
         gc.unfreeze()  # inline, this is the caller's process: its objects are collectable again

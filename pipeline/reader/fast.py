@@ -3,9 +3,9 @@
 Ingest reads millions of lines and has about a microsecond and a half of Python per event,
 so the common line (a known type, its own fields, nothing extra, plain integers) is
 checked entirely by msgspec and turned into an Event with one call. The field types below
-are shared by three decoders: one tagged Struct per event type (`decode_event`, the
-reader's fast path), `TurnLine` (ingest's bulk decode of roll/keep/bank/farkle lines) and
-`AnyLine` (audit's block decode, pipeline.replay.fast.lines). They are deliberately
+are shared by two decoders: one tagged Struct per event type (`decode_event`, the reader's
+fast path) and `TurnLine` (the bulk decode of roll/keep/bank/farkle lines by ingest and
+audit). They are deliberately
 stricter than the contract: `3.0` for an integer, duplicate players or a ruleset object
 make a decoder give up, and `validate.py` (the reference, with the messages) decides. So a
 fast path can only ever accept a subset of what the reference accepts, and tests hold it
@@ -14,7 +14,7 @@ to that.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Union
 
 import msgspec
 from msgspec import UNSET, Meta
@@ -29,7 +29,6 @@ Int = Annotated[int, Meta(ge=INT64_MIN, le=INT64_MAX)]
 Dice = Annotated[tuple[Annotated[int, Meta(ge=1, le=6)], ...], Meta(min_length=1, max_length=6)]
 Players = Annotated[tuple[Name, ...], Meta(min_length=1)]
 Winner = Union[Name, Annotated[tuple[Name, ...], Meta(min_length=1)]]
-Kind = Literal["game_start", "roll", "keep", "bank", "farkle", "game_end"]
 
 
 # A default of None on a non-optional type: an absent field decodes to None, an explicit
@@ -232,27 +231,3 @@ class TurnLine(msgspec.Struct, forbid_unknown_fields=True):
     points: Int = None  # type: ignore[assignment]
     total: Int = None  # type: ignore[assignment]
     turn_points: Int = None  # type: ignore[assignment]
-
-
-class AnyLine(msgspec.Struct, gc=False):
-    """Every field of every type, each optional: one layout, so a block transposes into
-    columns in C. A default of None on a non-optional type: absent gives None, an explicit
-    null is a type error (the reader refuses it too). A field of another type that a line
-    carries is `extra` to the reader, and ignored by the kernel, which reads only the
-    fields of each event's own type (if such a field has a type this Struct refuses, the
-    line simply takes the reader's path). Unknown fields are ignored: audit never shows them."""
-
-    game_id: Name
-    seq: Seq
-    type: Kind
-    ts: str = None  # type: ignore[assignment]
-    player: Name = None  # type: ignore[assignment]
-    dice: Dice = None  # type: ignore[assignment]
-    points: Int = None  # type: ignore[assignment]
-    total: Int = None  # type: ignore[assignment]
-    players: Players = None  # type: ignore[assignment]
-    rules: Any = UNSET
-    winner: Winner = None  # type: ignore[assignment]
-    scores: dict[Name, Int] = None  # type: ignore[assignment]
-    turn_points: Int = None  # type: ignore[assignment]
-    reason: str = None  # type: ignore[assignment]

@@ -25,6 +25,9 @@ Decisions where log-format.md is silent:
 - The same file named twice (say `a.jsonl logs/*.jsonl`) is read once, at its first place,
   with a notice: reading it twice would turn every event into a seq_error.
 - `-` may appear once; stdin cannot be read twice.
+- A file name that is not valid UTF-8 (bytes the OS allows in a name) is read like any
+  other; what records carry as its `file` is the name with each undecodable byte written
+  `\\xNN` (`display_name`), since every output (Parquet, JSON, CSV) holds UTF-8 text.
 - Nothing is opened while resolving (opening a named pipe such as `<(zcat x.gz)` and closing
   it again would lose it); a file that cannot be read is a problem now if the OS says so,
   and a FileProblem when it is read otherwise.
@@ -50,6 +53,16 @@ STDIN_NAME = "<stdin>"
 _GLOB_CHARS = frozenset("*?[")
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".json")  # each also with .gz
 _SHOWN_SKIPPED = 5  # names listed in a directory's "not read" notice
+
+
+def display_name(name: str) -> str:
+    """`name` as records carry it: itself if it is UTF-8, else with each byte that is not
+    (Python keeps them as lone surrogates) written as `\\xNN`: `g\\xff.jsonl`."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def is_log_name(name: str) -> bool:
@@ -384,9 +397,9 @@ def _add_file(name: str, seen: dict[tuple[int, int], str], result: Resolution) -
     if stat.S_ISREG(info.st_mode):
         key = (info.st_dev, info.st_ino)
         if key in seen:
-            result.notices.append(f"{name}: same file as {seen[key]}, read once")
+            result.notices.append(f"{display_name(name)}: same file as {seen[key]}, read once")
             return
-        seen[key] = name
+        seen[key] = display_name(name)
         sniffed = sniff_file(name)  # a regular file can be opened twice; a pipe could not
         if not sniffed.is_log:
             result.notices.append(f"{name}: not read: {sniffed.describe()}")
@@ -394,4 +407,4 @@ def _add_file(name: str, seen: dict[tuple[int, int], str], result: Resolution) -
             return
         if sniffed.kind != "jsonl":
             result.notices.append(f"{name}: {sniffed.describe()}")
-    result.sources.append(InputSource(name, path=Path(name), regular=stat.S_ISREG(info.st_mode)))
+    result.sources.append(InputSource(display_name(name), path=Path(name), regular=stat.S_ISREG(info.st_mode)))

@@ -12,12 +12,15 @@ RecursionError from inside them; that is caught and reported like any other bad 
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 
 from pipeline.limits import MAX_JSON_DEPTH, TOO_DEEP, TOO_MANY_DIGITS, format_bytes
 from pipeline.model import BadLine, Event
 from pipeline.reader.fast import decode_event
 from pipeline.reader.lines import LONG_LINE_HEAD, LongLine
+from pipeline.reader.sniff import OLD_MAC_FIX
 from pipeline.reader.timestamps import match_ts
 from pipeline.reader.validate import check_object, line_text
 
@@ -87,7 +90,18 @@ def long_line_reject(file: str, line: int, size: int, head: bytes, limit: int) -
     """The reject of a line over the length limit: every reader of logs (iter_lines here,
     any other splitter) makes it with this, so the message and the kept text are the same."""
     reason = f"line is {size:,} bytes, over the limit of {format_bytes(limit)}; raise it with --max-line-bytes"
-    return BadLine(file, line, "bad_json", reason, line_text(head[:LONG_LINE_HEAD]))
+    return BadLine(file, line, "bad_json", reason + _line_endings_hint(head), line_text(head[:LONG_LINE_HEAD]))
+
+
+_CR_BETWEEN_OBJECTS = re.compile(rb"\}[ \t]*\r[ \t]*\{")
+
+
+def _line_endings_hint(raw: bytes) -> str:
+    """What to do about a line that is several events ended by carriage returns alone (a
+    file that is not sniffed, such as stdin, reaches the parser whole)."""
+    if _CR_BETWEEN_OBJECTS.search(raw[:LONG_LINE_HEAD]) is None:
+        return ""
+    return f"; its events are separated by carriage returns (\\r) alone, old Mac line endings: {OLD_MAC_FIX}"
 
 
 def _bad_json(raw: bytes, file: str, line: int, exc: Exception) -> BadLine | None:
@@ -95,7 +109,8 @@ def _bad_json(raw: bytes, file: str, line: int, exc: Exception) -> BadLine | Non
         return long_line_reject(file, line, raw.size, raw.head, raw.limit)
     if is_blank(raw):
         return None
-    return BadLine(file, line, "bad_json", "not valid JSON: " + json_error(raw, exc), line_text(raw))
+    reason = "not valid JSON: " + json_error(raw, exc) + _line_endings_hint(raw)
+    return BadLine(file, line, "bad_json", reason, line_text(raw))
 
 
 def json_error(raw: bytes, exc: Exception) -> str:

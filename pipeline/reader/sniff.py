@@ -44,6 +44,10 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\xff\xd8\xff", "a JPEG image"),
 )
 _SCORESHEET_HEADER = ["game_id", "turn", "player", "points", "total"]  # log-format.md, Scoresheets
+# A file whose lines end in a carriage return alone (classic Mac OS, some old exporters): the
+# readers split on newlines only, so all of it would be one line, one huge bad_json.
+OLD_MAC = "text with old Mac line endings (each line ends in a carriage return, \\r, and none in a newline)"
+OLD_MAC_FIX = "convert them to newlines, for example with `tr '\\r' '\\n' < FILE > FILE.jsonl`"
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,8 @@ def sniff_bytes(head: bytes, complete: bool) -> Sniff:
         return Sniff("binary", "UTF-16 text", "save it as UTF-8")
     if b"\x00" in head[:8192]:
         return Sniff("binary", "a binary file")
+    if b"\n" not in head and head.count(b"\r") >= 2:
+        return Sniff("old-mac", OLD_MAC, OLD_MAC_FIX)
     text = head.decode("utf-8", errors="replace")
     if not complete:  # the last line may be cut in the middle of a character
         text = text[: text.rfind("\n") + 1] or text

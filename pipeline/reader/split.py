@@ -34,6 +34,11 @@ from pipeline.reader.sniff import GZIP_MAGIC, UTF8_BOM, starts_with
 from pipeline.storage import open_binary
 
 BLOCK_BYTES = 8 << 20  # a parse task's share of input; bigger blocks hold more memory per worker
+# ... and at most about this many lines (a block ends once it holds this many, so it has at
+# most twice as many): the parse stage holds a few hundred bytes per line, and 8 MiB of
+# `{}` or of blank lines is millions of lines. A log's lines are longer: its blocks end at
+# BLOCK_BYTES first.
+BLOCK_LINES = 1 << 16
 RAW_LIMIT = 64 * 1024  # rejects.raw keeps at most this many characters of a line
 HEAD_BYTES = 4 * RAW_LIMIT + 4  # kept of an over-long line: enough for RAW_LIMIT + 1 characters
 
@@ -97,10 +102,25 @@ def too_long(file: str, line: int, size: int, head: bytes, max_line: int) -> Bad
     return long_line_reject(file, line, size, head, max_line)
 
 
+def _line_bounded(chunk: bytes, block_lines: int) -> Iterator[bytes]:
+    """`chunk`, or, when it holds more than `block_lines` lines, slices of `block_lines`
+    bytes (each holds at most that many newlines): a block can then end within it."""
+    if len(chunk) <= block_lines or chunk.count(b"\n") <= block_lines:
+        yield chunk
+        return
+    for start in range(0, len(chunk), block_lines):
+        yield chunk[start : start + block_lines]
+
+
 def split_source(
-    source: InputSource, index: int, block_bytes: int = BLOCK_BYTES, max_line: int = MAX_LINE_BYTES
+    source: InputSource,
+    index: int,
+    block_bytes: int = BLOCK_BYTES,
+    max_line: int = MAX_LINE_BYTES,
+    block_lines: int = BLOCK_LINES,
 ) -> Iterator[Block]:
-    """Blocks of `source` in order. Nothing raises for bad data: when the file cannot be read
+    """Blocks of `source` in order, each ending once it holds `block_bytes` bytes or
+    `block_lines` lines. Nothing raises for bad data: when the file cannot be read
     or its stream breaks, the blocks before the break come out and `source.problem` says
     where. `source.lines`, `raw_bytes` and `sha256` are final when the iteration ends
     (blank lines are counted by the parse stage)."""
@@ -116,52 +136,56 @@ def split_source(
     line = 1  # number of the next line to begin
     pending: list[bytes] = []  # data not yet cut into a block
     pending_size = 0
+    pending_lines = 0  # newlines in pending
     pending_at = 0  # offset of pending's first byte in the data
     path = bom = None  # a plain file's path, and the bytes before its data (a BOM)
     long_lines: list[BadLine] = []  # over-long lines between the last block and `pending`
     skipping: tuple[int, bytes] | None = None  # (bytes so far, head) of an over-long line being skipped
     finished = False
     try:
-        for chunk in data_chunks(stream, source, hasher):
+        for piece in data_chunks(stream, source, hasher):
             if bom is None:  # the first chunk: gzip is known now
                 bom = 0
                 if source.path is not None and not source.gzip and os.path.isfile(source.path):
                     path = str(source.path)  # a regular plain file: blocks can be read back
                     bom = len(UTF8_BOM) if starts_with(path, UTF8_BOM) else 0
-            chunk_at = source.data_bytes
-            source.data_bytes += len(chunk)
-            if skipping is not None:
-                cut = chunk.find(b"\n")
-                size, head = skipping
-                if len(head) < HEAD_BYTES:  # the reject keeps the line's head whatever the chunking
-                    head += chunk[: min(len(chunk) if cut < 0 else cut, HEAD_BYTES - len(head))]
-                if cut < 0:
-                    skipping = (size + len(chunk), head)
+            for chunk in _line_bounded(piece, block_lines):
+                chunk_at = source.data_bytes
+                source.data_bytes += len(chunk)
+                if skipping is not None:
+                    cut = chunk.find(b"\n")
+                    size, head = skipping
+                    if len(head) < HEAD_BYTES:  # the reject keeps the line's head whatever the chunking
+                        head += chunk[: min(len(chunk) if cut < 0 else cut, HEAD_BYTES - len(head))]
+                    if cut < 0:
+                        skipping = (size + len(chunk), head)
+                        continue
+                    long_lines.append(too_long(name, line, size + cut, head, max_line))
+                    line += 1
+                    skipping = None
+                    chunk = chunk[cut + 1 :]
+                    chunk_at += cut + 1
+                    if not chunk:
+                        continue
+                if not pending:
+                    pending_at = chunk_at
+                pending.append(chunk)
+                pending_size += len(chunk)
+                pending_lines += chunk.count(b"\n")
+                if pending_size < block_bytes and pending_lines < block_lines:
                     continue
-                long_lines.append(too_long(name, line, size + cut, head, max_line))
-                line += 1
-                skipping = None
-                chunk = chunk[cut + 1 :]
-                chunk_at += cut + 1
-                if not chunk:
-                    continue
-            if not pending:
-                pending_at = chunk_at
-            pending.append(chunk)
-            pending_size += len(chunk)
-            if pending_size < block_bytes:
-                continue
-            data = b"".join(pending)
-            cut = data.rfind(b"\n")
-            if cut >= 0:
-                yield Block(index, name, line, data[: cut + 1], long_lines, path, bom + pending_at)
-                line += data.count(b"\n", 0, cut + 1)
-                long_lines = []
-                data = data[cut + 1 :]
-                pending_at += cut + 1
-            if len(data) > max_line:  # no newline within the cap: skip this line
-                skipping, data = (len(data), data[:HEAD_BYTES]), b""
-            pending, pending_size = ([data], len(data)) if data else ([], 0)
+                data = b"".join(pending)
+                cut = data.rfind(b"\n")
+                if cut >= 0:
+                    yield Block(index, name, line, data[: cut + 1], long_lines, path, bom + pending_at)
+                    line += data.count(b"\n", 0, cut + 1)
+                    long_lines = []
+                    data = data[cut + 1 :]
+                    pending_at += cut + 1
+                if len(data) > max_line:  # no newline within the cap: skip this line
+                    skipping, data = (len(data), data[:HEAD_BYTES]), b""
+                pending, pending_size = ([data], len(data)) if data else ([], 0)
+                pending_lines = 0  # what is left holds no newline
         if skipping is not None:
             long_lines.append(too_long(name, line, skipping[0], skipping[1], max_line))
             line += 1

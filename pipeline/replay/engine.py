@@ -13,8 +13,9 @@ produced so far (findings, turns, rolls, decisions, and at finish the game resul
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from pipeline.model import (
     BadLine,
@@ -28,7 +29,7 @@ from pipeline.model import (
     TurnRecord,
 )
 from pipeline.replay.melds import KeptDice, bank_meld, keep_meld
-from pipeline.replay.state import KEPT, NO_ROLL, ROLLED, GameState, TraceStep, TurnState
+from pipeline.replay.state import KEPT, NO_ROLL, ROLLED, GameSpill, GameState, StateCodec, TraceStep, TurnState
 from pipeline.rules import Ruleset
 from pipeline.rules.play import (
     BELOW_MINIMUM,
@@ -130,17 +131,35 @@ class _Verdict:
 
 
 class Replayer:
-    def __init__(self, default_rules: Ruleset | None = None, *, trace: bool = False, records: bool = True):
+    """`spill`: where games go once more than `max_games` are held (the audit passes one on
+    disk, so a log of millions of games replays in bounded memory): games that ended first,
+    then those started longest ago, half of them at a time; a game is read back when a line
+    of it comes. Without a spill every game stays in memory."""
+
+    def __init__(
+        self,
+        default_rules: Ruleset | None = None,
+        *,
+        trace: bool = False,
+        records: bool = True,
+        spill: GameSpill | None = None,
+        max_games: int = 50_000,
+    ):
         self.default_rules = default_rules or Ruleset.builtin("standard")
         self.trace = trace  # keep a timeline of turns with findings (audit's text output)
         self.records = records  # produce turn/roll/decision records (ingest's tables)
-        self.games: dict[str, GameState] = {}
+        self.games: dict[str, GameState] = {}  # the games held in memory (all of them without a spill)
         # game_id -> (file, line, reason) of a rejected game_start of a game not started yet,
         # told in that game's first unknown_game message; then the seq of that message
         self._rejected_starts: dict[str, tuple[str, int, str] | int] = {}
         self.out = ReplayOutput()
         self._finished = False
         self._handlers = {"roll": self._roll, "keep": self._keep, "bank": self._bank, "farkle": self._farkle}
+        self._started = 0  # games started: the next one's order
+        self._spill = spill
+        self._spilled = 0  # games in the spill
+        self._max_games = max_games
+        self._codec = StateCodec() if spill is not None else None
 
     # ------------------------------------------------------------------ public API
     def feed(self, item: Event | BadLine) -> None:
@@ -160,41 +179,92 @@ class Replayer:
 
     def finish(self) -> None:
         """End of input: open turns, games without game_end, and every game's result."""
+        for _ in self.finish_steps():
+            pass
+
+    def finish_steps(self, every: int = 1_000) -> Iterator[None]:
+        """`finish`, pausing after every `every` games, so that the caller can `drain` what
+        they gave (a log of millions of games gives millions of results)."""
         if self._finished:
             return
         self._finished = True
-        for g in sorted(self.games.values(), key=lambda g: g.order):
-            last = g.last_event
-            seq, file, line = last.seq, last.file, last.line
-            t = g.turn
-            if t is not None:
-                self._finding(
-                    g,
-                    seq,
-                    file,
-                    line,
-                    t.player,
-                    Code.MISSING_TURN_END,
-                    f"seq {seq}: the log ends inside {t.player}'s turn {t.turn} (from seq "
-                    f"{t.start_seq}): no bank or farkle ended it",
-                    ts=last.ts,
-                )
-                t.flagged = True
-                self._close_turn(g, t, outcome="open", end_seq=None)
-            if not g.ended:
-                self._finding(
-                    g,
-                    seq,
-                    file,
-                    line,
-                    None,
-                    Code.GAME_INCOMPLETE,
-                    f"seq {seq}: the log of game {g.game_id} ends here, without a game_end",
-                    ts=last.ts,
-                )
-            self.out.games.append(self.game_result(g))
-            if self.trace and g.timeline:
-                self.out.timelines[g.game_id] = g.timeline
+        held = sorted(self.games.values(), key=lambda g: g.order)
+        games = self._merged_with_spill(held) if self._spilled else held
+        for n, g in enumerate(games, start=1):
+            self._finish_game(g)
+            if not n % every:
+                yield
+
+    def _merged_with_spill(self, held: list[GameState]) -> Iterator[GameState]:
+        """The games held and the spilled ones (read back one at a time), in order."""
+        assert self._spill is not None and self._codec is not None
+        loads = self._codec.loads
+        pairs: Iterator[tuple[int, GameState | bytes]] = heapq.merge(
+            ((g.order, g) for g in held), self._spill.take_in_order(), key=lambda pair: pair[0]
+        )
+        for _, g in pairs:
+            yield loads(g) if isinstance(g, bytes) else g
+        self._spilled = 0
+
+    def _finish_game(self, g: GameState) -> None:
+        """One game at the end of input: its open turn, a missing game_end, its result."""
+        last = g.last_event
+        seq, file, line = last.seq, last.file, last.line
+        t = g.turn
+        if t is not None:
+            self._finding(
+                g,
+                seq,
+                file,
+                line,
+                t.player,
+                Code.MISSING_TURN_END,
+                f"seq {seq}: the log ends inside {t.player}'s turn {t.turn} (from seq "
+                f"{t.start_seq}): no bank or farkle ended it",
+                ts=last.ts,
+            )
+            t.flagged = True
+            self._close_turn(g, t, outcome="open", end_seq=None)
+        if not g.ended:
+            self._finding(
+                g,
+                seq,
+                file,
+                line,
+                None,
+                Code.GAME_INCOMPLETE,
+                f"seq {seq}: the log of game {g.game_id} ends here, without a game_end",
+                ts=last.ts,
+            )
+        self.out.games.append(self.game_result(g))
+        if self.trace and g.timeline:
+            self.out.timelines[g.game_id] = g.timeline
+
+    # ------------------------------------------------------------------ games out of memory
+    def _game(self, game_id: str) -> GameState | None:
+        """The game's state, read back from the spill if it went there."""
+        g = self.games.get(game_id)
+        if g is None and self._spilled:
+            data = self._spill.take(game_id)  # type: ignore[union-attr]
+            if data is not None:
+                self._spilled -= 1
+                g = self.games[game_id] = self._codec.loads(data)  # type: ignore[union-attr]
+                self._make_room(game_id)
+        return g
+
+    def _make_room(self, using: str) -> None:
+        """Past max_games in memory, spill half of them: ended games first, then by age;
+        never the game `using` (the line being replayed is its)."""
+        if self._spill is None or len(self.games) <= self._max_games:
+            return
+        keep = self._max_games // 2
+        others = (g for g in self.games.values() if g.game_id != using)
+        leaving = sorted(others, key=lambda g: (not g.ended, g.order))[: len(self.games) - keep]
+        dumps = self._codec.dumps  # type: ignore[union-attr]
+        for g in leaving:
+            self._spill.put(g.game_id, g.order, dumps(g))
+            del self.games[g.game_id]
+        self._spilled += len(leaving)
 
     # ------------------------------------------------------------------ findings
     def _finding(
@@ -232,7 +302,7 @@ class Replayer:
                 message=f"line {bad.line}: {bad.reason}",
             )
         )
-        g = self.games.get(bad.game_id) if bad.game_id is not None else None
+        g = self._game(bad.game_id) if bad.game_id is not None else None
         if g is not None:
             g.findings += 1
         elif bad.type == "game_start" and bad.game_id is not None and bad.game_id not in self._rejected_starts:
@@ -258,6 +328,8 @@ class Replayer:
     # ------------------------------------------------------------------ events
     def _event(self, ev: Event) -> None:
         g = self.games.get(ev.game_id)
+        if g is None and self._spilled:
+            g = self._game(ev.game_id)
         if g is None:
             if ev.type == "game_start":
                 self._start(ev)
@@ -346,7 +418,7 @@ class Replayer:
             players=players,
             rules=rules,
             table=score_table(rules),
-            order=len(self.games),
+            order=self._started,
             last_seq=ev.seq,
             last_event=ev,
             first_ts=ev.ts,
@@ -366,6 +438,8 @@ class Replayer:
             g.streak_corrected[p] = 0
         self.games[ev.game_id] = g
         self._rejected_starts.pop(ev.game_id, None)
+        self._started += 1
+        self._make_room(ev.game_id)
         if ev.seq != 1:
             self._emit(
                 g,

@@ -7,8 +7,11 @@ each claim, so one mistake is reported once) and the *corrected* one scores the 
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import pickle
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator, Protocol
 
 from pipeline.model import DecisionRecord, RollRecord
 from pipeline.replay.melds import KeptDice
@@ -94,3 +97,66 @@ class GameState:
     end_scores: dict[str, int] | None = None
     findings: int = 0
     timeline: list[list[TraceStep]] = field(default_factory=list)  # turns with findings
+
+
+# ---- games out of memory ----------------------------------------------------------------------
+class GameSpill(Protocol):
+    """Where a Replayer with more games than it keeps in memory puts the others: bytes by
+    game id, each with its order of first appearance (the audit gives one on disk)."""
+
+    def put(self, game_id: str, order: int, state: bytes) -> None: ...
+
+    def take(self, game_id: str) -> bytes | None:
+        """The game's bytes, removed; None if it is not here."""
+        ...
+
+    def take_in_order(self) -> Iterator[tuple[int, bytes]]:
+        """Every game's (order, bytes), by order, removed as they go."""
+        ...
+
+    def __len__(self) -> int: ...
+
+
+class StateCodec:
+    """GameState to bytes and back (pickle), without copying what games share: a game's
+    ruleset (and its game_start's) is written as its number in this codec's list, its score
+    table not at all (looked up again when read). One codec per Replayer: the numbers are
+    its own. The state goes as a list of its fields: pickle's C code does the rest."""
+
+    def __init__(self) -> None:
+        self.rulesets: list[Ruleset] = []
+        self._number: dict[int, int] = {}  # id(ruleset) -> its number (the list keeps it alive)
+
+    def dumps(self, game: GameState) -> bytes:
+        values = [getattr(game, name) for name in _GAME_FIELDS]
+        values[_RULES] = self._ruleset_number(game.rules)
+        values[_TABLE] = None
+        event = game.last_event
+        event_rules = None
+        if event is not None and getattr(event, "rules", None) is not None:
+            event_rules = self._ruleset_number(event.rules)
+            event = copy.copy(event)
+            event.rules = None
+            values[_LAST_EVENT] = event
+        return pickle.dumps((values, event_rules), pickle.HIGHEST_PROTOCOL)
+
+    def loads(self, data: bytes) -> GameState:
+        from pipeline.rules.table import score_table
+
+        values, event_rules = pickle.loads(data)
+        rules = self.rulesets[values[_RULES]]
+        values[_RULES], values[_TABLE] = rules, score_table(rules)
+        if event_rules is not None:
+            values[_LAST_EVENT].rules = self.rulesets[event_rules]
+        return GameState(*values)
+
+    def _ruleset_number(self, rules: Ruleset) -> int:
+        number = self._number.get(id(rules))
+        if number is None:
+            number = self._number[id(rules)] = len(self.rulesets)
+            self.rulesets.append(rules)
+        return number
+
+
+_GAME_FIELDS = [f.name for f in dataclasses.fields(GameState)]
+_RULES, _TABLE, _LAST_EVENT = (_GAME_FIELDS.index(name) for name in ("rules", "table", "last_event"))

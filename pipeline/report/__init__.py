@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import Callable
 
 from pipeline.dataset.layout import Dataset
 from pipeline.files import check_output_path, replacing
@@ -38,10 +39,14 @@ def build_report(
     game: str | None = None,
     generated: dt.datetime | None = None,
     league: League = League(),
+    progress: Callable[..., None] | None = None,
 ) -> str:
     """The report page as a string (raises DatasetError, GameNotFound, NoRatedPlayer).
-    `league`: the standings' --min-games and the trends' period."""
-    data = gather(dataset, filters, dispute_game=game, league=league)
+    `league`: the standings' --min-games and the trends' period; `progress` is told the
+    stages (pipeline.stats.runner.Steps for the tables)."""
+    data = gather(dataset, filters, dispute_game=game, league=league, progress=progress)
+    if progress is not None:
+        progress(stage="drawing the charts")
     return render(data, title or default_title(data), javascript_bundle(), generated)
 
 
@@ -53,12 +58,13 @@ def write_report(
     title: str | None = None,
     game: str | None = None,
     league: League = League(),
+    progress: Callable[..., None] | None = None,
 ) -> Path:
     """Write the page to `out` (replaced whole: a reader never sees half a page). `out` must
     be a regular file or a new name in an existing folder (OutputPathError otherwise, checked
     before the page is built)."""
     path = check_output_path(out)
-    page = build_report(dataset, filters, title=title, game=game, league=league)
+    page = build_report(dataset, filters, title=title, game=game, league=league, progress=progress)
     with replacing(path) as tmp:  # 0644: a page to share, not a secret
         tmp.write(page.encode("utf-8"))
     return path

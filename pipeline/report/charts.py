@@ -544,6 +544,31 @@ def dice_faces(table: pa.Table, players: list[str]) -> alt.LayerChart:
 
 # --------------------------------------------------------------------------- dispute view
 LEDGERS = ["claimed", "by the dice"]
+#: Turns the dispute chart draws: a longer game (a log can hold 100,000 turns) is drawn thinned.
+DISPUTE_MAX_TURNS = 5_000
+
+
+def thinned_turns(turns: pa.Table, limit: int = DISPUTE_MAX_TURNS) -> pa.Table:
+    """The turns of one game to draw, in the order played: all of them up to `limit`; past
+    it every k-th turn and each player's last, then as many turns with findings as there is
+    room for (spread over the game). The totals drawn are exact; fewer turns carry them."""
+    import numpy as np
+
+    turns = turns.take(pc.sort_indices(turns, sort_keys=[("position", "ascending")]))
+    n = turns.num_rows
+    if n <= limit:
+        return turns
+    step = -(-n // (limit // 2))
+    keep = np.arange(n) % step == 0
+    players = turns.column("player").to_pylist()
+    last = {player: i for i, player in enumerate(players)}
+    keep[list(last.values())] = True
+    flagged = np.flatnonzero(np.array([bool(c) for c in turns.column("codes").to_pylist()]) & ~keep)
+    room = max(limit - int(keep.sum()), 0)
+    if len(flagged) > room:
+        flagged = flagged[np.linspace(0, len(flagged) - 1, room).astype(np.int64)] if room else flagged[:0]
+    keep[flagged] = True
+    return turns.filter(pa.array(keep))
 
 
 def dispute_totals(turns: pa.Table) -> alt.LayerChart:
@@ -553,6 +578,8 @@ def dispute_totals(turns: pa.Table) -> alt.LayerChart:
 
     The legend draws both kinds of line; the axes leave room around the first and last turn
     and above the highest total, so no marker is cut at the edge."""
+    played = turns.num_rows
+    turns = thinned_turns(turns)
     # a turn whose ending line was lost says so ("bank (implied: the bank line is missing)")
     outcome = "outcome_label" if "outcome_label" in turns.column_names else "outcome"
     rows = _rows(
@@ -641,7 +668,13 @@ def dispute_totals(turns: pa.Table) -> alt.LayerChart:
         height=HEIGHT,
         title=_title(
             "Totals turn by turn",
-            "By the dice (wide, pale) and as claimed (dashed, on top); red diamonds: turns with findings",
+            "By the dice (wide, pale) and as claimed (dashed, on top); red diamonds: turns with findings"
+            + (
+                f" (of {played:,} turns, {turns.num_rows:,} drawn: spread evenly, each player's last, "
+                "and those with findings as room allows)"
+                if turns.num_rows < played
+                else ""
+            ),
         ),
     )
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
+from typing import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,7 +24,7 @@ import pyarrow.compute as pc
 from pipeline.dataset.layout import Dataset, open_dataset
 from pipeline.report.league import LeagueData, gather_league
 from pipeline.stats import TABLE_NAMES, Filters, League, run, session
-from pipeline.stats.runner import PYTHON_MODELS, Model, load_models, set_variables
+from pipeline.stats.runner import PYTHON_MODELS, Model, load_models, set_variables, steps
 from pipeline.errors import UserError
 
 REPORT_SQL_DIR = Path(str(files("pipeline.report"))) / "sql"
@@ -109,6 +110,7 @@ def gather(
     dispute_game: str | None = None,
     top_games: int = TOP_GAMES,
     league: League = League(),
+    progress: Callable[..., None] | None = None,
 ) -> ReportData:
     """Run every model the page needs over one DuckDB session.
 
@@ -116,11 +118,14 @@ def gather(
     then cover that game only (filters.game is set to it). Raises GameNotFound if the dataset
     has no such game, DatasetError if `dataset` is not a dataset. `league`: the standings'
     --min-games and the trends' period (NoRatedPlayer when --min-games leaves nobody).
+    `progress` is told the tables as they are computed (pipeline.stats.runner.Steps).
     """
     ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
     if dispute_game is not None:
         filters = dataclasses.replace(filters, game=dispute_game)
     models = report_models()
+    if progress is not None:
+        progress(stage="opening the dataset and solving its rulesets")
     with session(ds, filters, with_policy=True, league=league) as con:  # decision quality reads the policy
         set_variables(con, {"r_top_games": top_games, "r_games": []})
         if dispute_game is not None:
@@ -128,21 +133,28 @@ def gather(
             if not found or found[0] == 0:
                 raise GameNotFound(f"{ds.path}: no game {dispute_game!r} in this dataset")
         judged = has_choice_states(con)
-        stats = {name: run(con, f"rpt_{name}", models) for name in TABLE_NAMES if judged or name not in QUALITY_TABLES}
-        report = {name: run(con, f"rpt_report_{name}", models) for name in REPORT_TABLES}
-        if judged:
-            report.update({name: run(con, f"rpt_report_{name}", models) for name in RACE_REPORT_TABLES})
-        detailed = [dispute_game] if dispute_game is not None else []
-        detailed += [g for g in report["disputed_games"].column("game_id").to_pylist() if g not in detailed]
-        set_variables(con, {"r_games": detailed})
-        games = {name: run(con, f"rpt_report_{name}", models) for name in GAME_TABLES}
-        if judged:
-            games.update({name: run(con, f"rpt_report_{name}", models) for name in RACE_GAME_TABLES})
-        league_data = None
-        if dispute_game is None:  # a dispute page is about one game: no league
-            league_data = gather_league(
-                con, models, filters, league, stats.get("blunders"), f"dataset {ds.path}", judged
-            )
+        stat_names = [name for name in TABLE_NAMES if judged or name not in QUALITY_TABLES]
+        race = (RACE_REPORT_TABLES, RACE_GAME_TABLES) if judged else ((), ())
+        count = len(stat_names) + len(REPORT_TABLES) + len(GAME_TABLES) + len(race[0]) + len(race[1])
+        count += dispute_game is None  # the league figures, one step
+        with steps(con, progress, count, "computing the tables") as step:
+
+            def table(name: str) -> pa.Table:
+                with step(f"computing {name.removeprefix('rpt_').removeprefix('report_').replace('_', ' ')}"):
+                    return run(con, name, models)
+
+            stats = {name: table(f"rpt_{name}") for name in stat_names}
+            report = {name: table(f"rpt_report_{name}") for name in (*REPORT_TABLES, *race[0])}
+            detailed = [dispute_game] if dispute_game is not None else []
+            detailed += [g for g in report["disputed_games"].column("game_id").to_pylist() if g not in detailed]
+            set_variables(con, {"r_games": detailed})
+            games = {name: table(f"rpt_report_{name}") for name in (*GAME_TABLES, *race[1])}
+            league_data = None
+            if dispute_game is None:  # a dispute page is about one game: no league
+                with step("computing the league figures"):
+                    league_data = gather_league(
+                        con, models, filters, league, stats.get("blunders"), f"dataset {ds.path}", judged
+                    )
     summary = stats["player_summary"]
     per_player = summary.filter(pc.equal(summary["scope"], "player"))
     ranked = per_player.sort_by([("turns", "descending"), ("player", "ascending")])

@@ -2,9 +2,17 @@
 
 Dice are handled as face counts (c1..c6) because a keep is a multiset: order never
 matters and two keeps with the same counts are the same keep. The search is exact and
-memoised per ruleset; it works for any number of dice, because the auditor scores the
-union of dice kept over several rolls when it checks for cross-roll melds. Bulk callers
+memoised per ruleset; it works for up to MAX_SCORED_DICE dice, because the auditor scores
+the union of dice kept over several rolls when it checks for cross-roll melds. Bulk callers
 should use `pipeline.rules.table` instead, which precomputes every keep of up to six dice.
+
+Two ways to one answer. Up to SMALL_DICE dice, the search recurses on the lowest face still
+to cover, one combination at a time (the reference). Past it, the same recursion is
+evaluated bottom-up over every sub-multiset at once (`_Dense`: numpy, one array operation
+per face count and combination), because the recursion's states are the sub-multisets of
+the dice, about (n/6 + 1) ** 6 of them: 4.8 million for 72 mixed dice, far too many one
+Python call at a time. Both take the first best combination in the same order, so they
+give the same value and the same split (tests/test_rules_scoring_dense.py).
 """
 
 from __future__ import annotations
@@ -12,12 +20,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations, permutations, product
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from pipeline.rules.ruleset import Ruleset
 
 Counts = tuple[int, int, int, int, int, int]
 FACES = (1, 2, 3, 4, 5, 6)
+#: The most dice scored at once: the union of the 12 keeps the cross-roll meld check looks
+#: at (pipeline.replay.melds.MAX_KEEPS_SEARCHED), six dice each. More is refused (ValueError):
+#: no keep or union is that large, and the search grows with the dice.
+MAX_SCORED_DICE = 72
+#: Up to this many dice the recursion answers directly; past it, `_Dense`.
+SMALL_DICE = 12
 _WORDS = {1: "single", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 
 
@@ -151,12 +165,25 @@ def _allowed(meld: Meld, counts: Counts, split_kinds: bool) -> bool:
 
 def best_split(counts: Counts, rules: Ruleset) -> tuple[int, tuple[Meld, ...]] | None:
     """The highest-scoring split that uses every die, or None when no split uses them all."""
-    return best_split_counts(tuple(counts), rules)
+    return best_split_counts(tuple(counts), rules)  # type: ignore[arg-type]  # six counts
+
+
+def _check_size(counts: Counts) -> None:
+    if sum(counts) > MAX_SCORED_DICE:
+        raise ValueError(f"at most {MAX_SCORED_DICE} dice can be scored at once, got {sum(counts)}")
+
+
+def best_split_counts(counts: Counts, rules: Ruleset) -> tuple[int, tuple[Meld, ...]] | None:
+    """`best_split` of face counts given as a tuple (memoised on it): the replay's own call."""
+    if sum(counts) <= SMALL_DICE:
+        return _split_small(counts, rules)
+    _check_size(counts)
+    return _dense(counts, rules).split(counts)
 
 
 @lru_cache(maxsize=200_000)
-def best_split_counts(counts: Counts, rules: Ruleset) -> tuple[int, tuple[Meld, ...]] | None:
-    """`best_split` of face counts given as a tuple (memoised on it): the replay's own call."""
+def _split_small(counts: Counts, rules: Ruleset) -> tuple[int, tuple[Meld, ...]] | None:
+    """The reference search: the first best combination covering the lowest face, recursively."""
     lowest = next((i for i, n in enumerate(counts) if n), None)
     if lowest is None:
         return 0, ()
@@ -165,13 +192,20 @@ def best_split_counts(counts: Counts, rules: Ruleset) -> tuple[int, tuple[Meld, 
         if not _allowed(meld, counts, rules.split_kinds):
             continue
         rest = tuple(h - n for h, n in zip(counts, meld.counts))
-        sub = best_split_counts(rest, rules)
+        sub = _split_small(rest, rules)
         if sub is None:
             continue
         total = meld.points + sub[0]
         if best is None or total > best[0]:
             best = (total, (meld,) + sub[1])
     return best
+
+
+def clear_caches() -> None:
+    """Forget every memoised search (benchmarks measure a cold search)."""
+    _split_small.cache_clear()
+    best_keep_counts.cache_clear()
+    _dense_tables.clear()
 
 
 def score_keep(dice: Iterable[int], rules: Ruleset) -> int | None:
@@ -197,6 +231,9 @@ def _sub_counts(counts: Counts) -> Iterable[Counts]:
 @lru_cache(maxsize=20_000)
 def best_keep_counts(counts: Counts, rules: Ruleset) -> tuple[Counts, int, tuple[Meld, ...]] | None:
     """(kept counts, value, melds) of the best legal keep of counts taken as a roll, None for a farkle."""
+    if sum(counts) > SMALL_DICE:
+        _check_size(counts)
+        return _dense(counts, rules).best_keep(counts)
     best: tuple[Counts, int, tuple[Meld, ...]] | None = None
     for sub in _sub_counts(counts):
         found = best_split_counts(sub, rules)
@@ -226,6 +263,9 @@ def is_farkle(roll: Iterable[int], rules: Ruleset | None = None) -> bool:
 def scoring_dice(roll: Iterable[int], rules: Ruleset) -> tuple[int, ...]:
     """The dice of a roll that can be part of some scoring keep (the rest score nothing)."""
     counts = dice_counts(roll)
+    if sum(counts) > SMALL_DICE:
+        _check_size(counts)
+        return counts_to_dice(_dense(counts, rules).usable(counts))
     usable = [0] * 6
     for sub in _sub_counts(counts):
         if best_split_counts(sub, rules) is not None:
@@ -242,3 +282,153 @@ def corrected_keep_value(dice: Iterable[int], rules: Ruleset) -> int:
         return found[0]
     best = best_keep_counts(counts, rules)
     return 0 if best is None else best[1]
+
+
+# ---- many dice: the recursion evaluated bottom-up -------------------------------------------
+# The value of a sub-multiset that no split covers. Every real value is >= 0, and this stays
+# far below 0 with any points added (at most 72 combinations of at most 8 x 100,000 each).
+_NONE = -(1 << 30)
+
+
+class _Dense:
+    """`_split_small`'s recursion for every sub-multiset of `box` at once.
+
+    `value[c]` is the best split's value of face counts c (or _NONE), `choice[c]` the index
+    (+1) in `_melds_by_lowest_face(rules)[lowest face of c]` of the combination it starts
+    with. States are filled face by face from the highest: those whose lowest face is f,
+    by increasing count of f, each from states already filled (a combination takes at least
+    one die of its lowest face). For one count of f and one combination, every count of the
+    higher faces is one shifted array slice, so the work is (combinations x counts of f)
+    numpy operations, not a Python call per state. Combinations are tried in the recursion's
+    order and a later one replaces an earlier only when strictly better: the same choice."""
+
+    def __init__(self, box: Counts, rules: Ruleset):
+        import numpy as np
+
+        self.box = box
+        self.rules = rules
+        self.groups = _melds_by_lowest_face(rules)
+        shape = tuple(n + 1 for n in box)
+        value = np.full(shape, _NONE, np.int32)
+        choice = np.zeros(shape, np.int16)
+        value[(0,) * 6] = 0
+        for f in range(5, -1, -1):
+            zeros: tuple[Any, ...] = (0,) * f
+            higher = box[f + 1 :]
+            for have in range(1, box[f] + 1):
+                target_value = value[zeros + (have, ...)]  # a view, also when no face is higher
+                target_choice = choice[zeros + (have, ...)]
+                for meld_index, meld in enumerate(self.groups[f], start=1):
+                    need = meld.counts[f]
+                    if need > have or (not rules.split_kinds and have >= 3 and need != min(have, 6)):
+                        continue
+                    rest_need = meld.counts[f + 1 :]
+                    if any(n > h for n, h in zip(rest_need, higher)):
+                        continue
+                    source = value[zeros + (have - need, ...)][
+                        tuple(slice(0, h + 1 - n) for n, h in zip(rest_need, higher))
+                    ]
+                    into: tuple[Any, ...] = tuple(slice(n, None) for n in rest_need) + (
+                        ...,
+                    )  # (...,): a view, never a scalar
+                    # an uncovered source stays far below 0 with the points added: no test needed
+                    candidate = source + meld.points
+                    better = candidate > target_value[into]
+                    mask = _allowed_mask(np, rest_need, higher, rules.split_kinds)
+                    if mask is not None:
+                        better &= mask
+                    np.copyto(target_value[into], candidate, where=better)
+                    np.copyto(target_choice[into], meld_index, where=better)
+        self.value = value
+        self.choice = choice
+
+    def covers(self, counts: Counts) -> bool:
+        return all(c <= b for c, b in zip(counts, self.box))
+
+    def split(self, counts: Counts) -> tuple[int, tuple[Meld, ...]] | None:
+        total = int(self.value[counts])
+        if total < 0:
+            return None
+        melds = []
+        state = list(counts)
+        while any(state):
+            lowest = next(i for i, n in enumerate(state) if n)
+            meld = self.groups[lowest][int(self.choice[tuple(state)]) - 1]
+            melds.append(meld)
+            state = [h - n for h, n in zip(state, meld.counts)]
+        return total, tuple(melds)
+
+    def _subs(self, counts: Counts):
+        """The values of every sub-multiset of `counts` (a view), and each one's dice."""
+        import numpy as np
+
+        values = self.value[tuple(slice(0, c + 1) for c in counts)]
+        dice = sum(np.arange(c + 1).reshape([-1 if i == j else 1 for j in range(6)]) for i, c in enumerate(counts))
+        return values, np.broadcast_to(dice, values.shape)
+
+    def best_keep(self, counts: Counts) -> tuple[Counts, int, tuple[Meld, ...]] | None:
+        """`best_keep_counts`: the highest value, then the fewest dice, then the first in
+        the order of `_sub_counts` (face counts ascending, the last face fastest)."""
+        import numpy as np
+
+        values, dice = self._subs(counts)
+        scores = values >= 0
+        scores[(0,) * 6] = False  # the empty keep is no keep
+        if not scores.any():
+            return None
+        top = values[scores].max()
+        best = scores & (values == top)
+        fewest = dice[best].min()
+        best &= dice == fewest
+        sub = tuple(int(i) for i in np.unravel_index(int(np.argmax(best)), values.shape))
+        found = self.split(sub)  # type: ignore[arg-type]
+        assert found is not None
+        return sub, found[0], found[1]  # type: ignore[return-value]
+
+    def usable(self, counts: Counts) -> list[int]:
+        """Per face, the most dice of it in any sub-multiset that splits."""
+        values, _ = self._subs(counts)
+        scores = values >= 0
+        out = []
+        for face in range(6):
+            other = tuple(i for i in range(6) if i != face)
+            present = scores.any(axis=other)
+            out.append(int(present.nonzero()[0].max()) if present.any() else 0)
+        return out
+
+
+def _allowed_mask(np, need: Sequence[int], have_max: Sequence[int], split_kinds: bool):
+    """`_allowed`'s rule for the higher faces, over every count of them the slice covers
+    (counts from `need` up): None where every count is allowed."""
+    if split_kinds:
+        return None
+    mask = None
+    for axis, (n, top) in enumerate(zip(need, have_max)):
+        if not n:
+            continue
+        have = np.arange(n, top + 1)
+        ok = (have < 3) | (n == np.minimum(have, 6))
+        if ok.all():
+            continue
+        shape = [1] * len(need)
+        shape[axis] = len(have)
+        ok = ok.reshape(shape)
+        mask = ok if mask is None else mask & ok
+    return mask
+
+
+_DENSE_KEPT = 4  # tables kept (each up to 4.8 million states, 43 MB, for 72 mixed dice)
+_dense_tables: list[_Dense] = []
+
+
+def _dense(counts: Counts, rules: Ruleset) -> _Dense:
+    """A table covering `counts` under `rules`: one made for a larger box serves too (its
+    states do not depend on the box), so the union checks of one turn share a table."""
+    for i, table in enumerate(_dense_tables):
+        if table.rules == rules and table.covers(counts):
+            _dense_tables.insert(0, _dense_tables.pop(i))
+            return table
+    table = _Dense(counts, rules)
+    _dense_tables.insert(0, table)
+    del _dense_tables[_DENSE_KEPT:]
+    return table

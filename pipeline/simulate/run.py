@@ -123,11 +123,16 @@ def simulate(
     Game i is the same whatever `games`, `inject_rate` or `manifest` are; an injected game is
     that clean game with one error planted (see inject.py), and its manifest rows give the
     file line of each planted finding. With `tables` > 1 that many games are played at once
-    and their lines interleave by time. A share `running_totals` of the games log each keep
-    as the turn's running total (`turn_points`); a share `abandon` of them is abandoned
-    (cut short, with `"reason": "abandoned"`). Each is drawn per game from a stream of its
-    own, so game i is otherwise the same whatever they are.
+    and their lines interleave by time; each game in play is held whole, so `tables` is at
+    most MAX_TABLES (ValueError), and tables beyond the number of games, which would play
+    nothing, are not set up. A share `running_totals` of the games log each keep as the
+    turn's running total (`turn_points`); a share `abandon` of them is abandoned (cut short,
+    with `"reason": "abandoned"`). Each is drawn per game from a stream of its own, so game
+    i is otherwise the same whatever they are.
     """
+    if not 1 <= tables <= MAX_TABLES:
+        raise ValueError(f"tables must be 1 to {MAX_TABLES:,}, got {tables:,}")
+    tables = max(1, min(tables, games))
     summary = Summary()
     rules = list(rules)
     _check_policy_bots(bots, rules, players)  # before a line is written
@@ -191,6 +196,11 @@ def _one_after_another(play, games, t, writer, sink, summary) -> None:
         if sink is not None:
             for row in injected.manifest_rows(base):
                 sink.write(row)
+
+
+#: Games in play at once (`--tables`): each is held whole while its lines interleave with the
+#: others' (about 120 KB a game), so a thousand tables take about 150 MB.
+MAX_TABLES = 1_000
 
 
 def _interleaved(play, games, tables, t0, writer, sink, summary) -> None:

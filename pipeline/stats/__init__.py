@@ -16,7 +16,7 @@ import datetime as dt
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import duckdb
 import pyarrow as pa
@@ -25,7 +25,7 @@ from pipeline.dataset.layout import Dataset, DatasetError, open_dataset
 from pipeline.rules import Ruleset
 from pipeline.stats.model_cache import IDENTITY_VARIABLE, dataset_identity
 from pipeline.stats.odds import exact_odds_table, matching_rulesets
-from pipeline.stats.runner import close, connect, run, set_variables
+from pipeline.stats.runner import close, connect, run, set_variables, steps
 from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
 
 #: Winning chance (percentage points) a choice must lose to be a mistake / a blunder:
@@ -140,6 +140,12 @@ def _midnight_utc(day: dt.date) -> dt.datetime:
     return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
 
 
+def _last_instant_utc(day: dt.date) -> dt.datetime:
+    """The day's last microsecond (timestamps are stored in microseconds): an inclusive
+    bound, which exists for 9999-12-31 too, where the next midnight does not."""
+    return dt.datetime.combine(day, dt.time.max, tzinfo=dt.timezone.utc)
+
+
 def filter_variables(
     filters: Filters,
     ruleset_texts: list[str],
@@ -162,7 +168,7 @@ def filter_variables(
         "f_game": filters.game,
         "f_rulesets": matching_rulesets(ruleset_texts, filters.rules) if filters.rules is not None else None,
         "f_since": _midnight_utc(filters.since) if filters.since else None,
-        "f_until": _midnight_utc(filters.until + dt.timedelta(days=1)) if filters.until else None,
+        "f_until": _last_instant_utc(filters.until) if filters.until else None,
         "f_blunder_threshold": float(blunder_threshold),
         "f_race_mistake_pp": RACE_MISTAKE_PP,
         "f_race_blunder_pp": RACE_BLUNDER_PP,
@@ -229,12 +235,16 @@ def compute(
     sections: list[str] | tuple[str, ...] | None = None,
     blunder_threshold: float = DEFAULT_BLUNDER_THRESHOLD,
     league: League = League(),
+    progress: Callable[..., None] | None = None,
 ) -> dict[str, pa.Table]:
     """The report tables of `sections` (DEFAULT_SECTIONS by default: all but the opt-in
     decisions-quality and league sections), keyed by table name (ALL_SECTIONS).
     `blunder_threshold`: expected points a choice must give up to count as a blunder;
-    `league`: the standings' --min-games and the trends' period."""
+    `league`: the standings' --min-games and the trends' period; `progress` is told the
+    tables as they are computed (pipeline.stats.runner.Steps)."""
     tables, with_odds, with_policy = plan_sections(sections)
+    if progress is not None:
+        progress(stage="opening the dataset" + (" and solving its rulesets" if with_policy else ""))
     with session(
         dataset,
         filters,
@@ -243,4 +253,9 @@ def compute(
         blunder_threshold=blunder_threshold,
         league=league,
     ) as con:
-        return {t: run(con, f"rpt_{t}") for t in tables}
+        with steps(con, progress, len(tables), "computing") as step:
+            out = {}
+            for t in tables:
+                with step(f"computing {t.replace('_', ' ')}"):
+                    out[t] = run(con, f"rpt_{t}")
+            return out

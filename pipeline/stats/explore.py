@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import duckdb
 import pyarrow as pa
@@ -31,7 +31,7 @@ from pipeline.dataset.layout import Dataset, open_dataset
 from pipeline.dataset.tables import TABLES
 from pipeline.errors import UserError
 from pipeline.stats import Filters, run, session
-from pipeline.stats.runner import PYTHON_MODELS, build, build_order, load_models, set_variables
+from pipeline.stats.runner import PYTHON_MODELS, build, build_order, load_models, set_variables, steps
 
 SEVERITIES = ("error", "warning")
 POLICY = ("policy_values", "policy_tail", "keep_options")
@@ -61,18 +61,32 @@ def games(
     *,
     with_findings: bool = False,
     limit: int | None = None,
+    progress: Callable[..., None] | None = None,
 ) -> pa.Table:
     """rpt_game_list: the games `filters` select (its players: the games they all sat in),
-    in order of start; with_findings: only the games with findings."""
+    in order of start; with_findings: only the games with findings. `progress`: as for
+    `pipeline.stats.compute`."""
     with session(_open(dataset), filters, with_odds=False) as con:
         set_variables(con, {"f_with_findings": with_findings})
-        return _limited(run(con, "rpt_game_list"), limit)
+        return _limited(_listed(con, "rpt_game_list", progress, "listing the games"), limit)
 
 
-def players(dataset: str | Path | Dataset, filters: Filters = Filters(), *, limit: int | None = None) -> pa.Table:
+def players(
+    dataset: str | Path | Dataset,
+    filters: Filters = Filters(),
+    *,
+    limit: int | None = None,
+    progress: Callable[..., None] | None = None,
+) -> pa.Table:
     """rpt_player_list: each player's games and when they were first and last seen."""
     with session(_open(dataset), filters, with_odds=False) as con:
-        return _limited(run(con, "rpt_player_list"), limit)
+        return _limited(_listed(con, "rpt_player_list", progress, "listing the players"), limit)
+
+
+def _listed(con: duckdb.DuckDBPyConnection, model: str, progress: Callable[..., None] | None, what: str) -> pa.Table:
+    with steps(con, progress, 1, what, "queries") as step:
+        with step(what):
+            return run(con, model)
 
 
 def findings(
@@ -83,13 +97,14 @@ def findings(
     players: Iterable[str] = (),
     game: str | None = None,
     limit: int | None = None,
+    progress: Callable[..., None] | None = None,
 ) -> pa.Table:
     """rpt_finding_list: the stored findings, as `audit` gives them for the same logs."""
     if severity is not None and severity not in SEVERITIES:
         raise ValueError(f"unknown severity {severity!r}: severities are {', '.join(SEVERITIES)}")
     with session(_open(dataset), Filters(players=tuple(players), game=game), with_odds=False) as con:
         set_variables(con, {"f_codes": list(codes) or None, "f_severity": severity})
-        return _limited(run(con, "rpt_finding_list"), limit)
+        return _limited(_listed(con, "rpt_finding_list", progress, "listing the findings"), limit)
 
 
 def model_names() -> list[str]:
@@ -111,7 +126,9 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
         raise ReadOnlyError(f"only a SELECT runs (read-only): this is a {kind} statement")
 
 
-def query(dataset: str | Path | Dataset, sql: str, *, limit: int | None = None) -> pa.Table:
+def query(
+    dataset: str | Path | Dataset, sql: str, *, limit: int | None = None, progress: Callable[..., None] | None = None
+) -> pa.Table:
     """The rows of one read-only SELECT over the dataset: its tables by name (`games`,
     `rolls`, ...) and every model of `sql/` (built only when the SELECT names it)."""
     ds = _open(dataset)
@@ -128,21 +145,26 @@ def query(dataset: str | Path | Dataset, sql: str, *, limit: int | None = None) 
         check_read_only(con, sql)
         for table in TABLES:
             con.execute(f"create temp view {table} as select * from src_{table}")
-        try:
-            build(con, wanted, models)
-            for name in wanted:
-                if models.get(name) and models[name].materialized == "query":
-                    con.execute(f"create temp view {name} as\n{models[name].sql}")
-        except duckdb.Error as exc:  # a damaged file, say: the caller checks the dataset
-            raise QueryError(_first_line(exc)) from exc
-        _lock(con, ds)
-        try:
-            result = con.sql(sql)
-            if result is not None and limit is not None:
-                result = result.limit(limit)  # DuckDB stops there: `select * from events` need not be read whole
-            table = result.to_arrow_table() if result is not None else pa.Table.from_batches([], pa.schema([]))
-        except duckdb.Error as exc:
-            raise QueryError(_first_line(exc)) from None
+        with steps(con, progress, 2, "running the query", "steps") as step:
+            try:
+                with step("building the models it names"):
+                    build(con, wanted, models)
+                    for name in wanted:
+                        if models.get(name) and models[name].materialized == "query":
+                            con.execute(f"create temp view {name} as\n{models[name].sql}")
+            except duckdb.Error as exc:  # a damaged file, say: the caller checks the dataset
+                raise QueryError(_first_line(exc)) from exc
+            _lock(con, ds)
+            try:
+                with step("running the query"):
+                    result = con.sql(sql)
+                    if result is not None and limit is not None:
+                        result = result.limit(
+                            limit
+                        )  # DuckDB stops there: `select * from events` need not be read whole
+                    table = result.to_arrow_table() if result is not None else pa.Table.from_batches([], pa.schema([]))
+            except duckdb.Error as exc:
+                raise QueryError(_first_line(exc)) from None
     return table
 
 

@@ -31,10 +31,13 @@ import os
 import re
 import shutil
 import tempfile
+import threading
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
+from typing import Callable, Iterator
 
 import duckdb
 import pyarrow as pa
@@ -276,3 +279,79 @@ def run(con: duckdb.DuckDBPyConnection, name: str, models: dict[str, Model] | No
     if name in PYTHON_MODELS and name not in models:
         return con.sql(f"select * from {name}").to_arrow_table()
     return con.sql(models[name].sql).to_arrow_table()
+
+
+class Steps:
+    """A run of several models told to `progress` (pipeline.ingest.run.ingest describes its
+    calls) as one stage of `count` steps: each `step` moves it one whole step when done,
+    and meanwhile DuckDB's own estimate of the query that is running (polled from a thread;
+    a report or a fact of millions of rows can take a while) moves it within the step. The
+    count only goes forward, so a step of several queries creeps, never jumps back."""
+
+    POLL_SECONDS = 0.25
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        progress: Callable[..., None],
+        count: int,
+        stage: str,
+        unit: str = "tables",
+    ):
+        self.con, self.progress = con, progress
+        self._told = 0.0
+        self._whole = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        progress(stage=stage, total=count, unit=unit)
+        con.execute("set enable_progress_bar = true")  # DuckDB tracks progress, ...
+        con.execute("set enable_progress_bar_print = false")  # ... and prints nothing itself
+        self._thread = threading.Thread(target=self._poll, name="query-progress", daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        while not self._stop.wait(self.POLL_SECONDS):
+            try:
+                percent = self.con.query_progress()
+            except duckdb.Error:  # between queries, or the connection is closing
+                continue
+            if percent >= 0:
+                self._move_to(self._whole + min(percent, 99.0) / 100)
+
+    def _move_to(self, at: float) -> None:
+        with self._lock:
+            if at > self._told:
+                self.progress(at - self._told)
+                self._told = at
+
+    @contextmanager
+    def step(self, label: str) -> Iterator[None]:
+        self.progress(label=label)
+        yield
+        with self._lock:
+            self._whole += 1
+        self._move_to(self._whole)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+@contextmanager
+def steps(
+    con: duckdb.DuckDBPyConnection, progress: Callable[..., None] | None, count: int, stage: str, unit: str = "tables"
+) -> Iterator[Callable[[str], AbstractContextManager[None]]]:
+    """`Steps(...).step` for the duration (a step that does nothing without `progress`)."""
+    if progress is None:
+
+        @contextmanager
+        def quiet(label: str) -> Iterator[None]:
+            yield
+
+        yield quiet
+        return
+    tracker = Steps(con, progress, count, stage, unit)
+    try:
+        yield tracker.step
+    finally:
+        tracker.close()

@@ -12,6 +12,7 @@ Targets stay cheap per input (no solver, no Parquet) so a short budget still exp
 from __future__ import annotations
 
 import atexit
+import contextlib
 import io
 import json
 import os
@@ -128,19 +129,22 @@ def block(data: bytes) -> None:
     body = data[1:]
     path = _RULESET_DIR / "block.jsonl"
     path.write_bytes(body)
-    got = []
-    for piece in split_source(InputSource(str(path), path=path), 0, 1, limit):
-        assert piece.detached().attached() == piece
-        got += [(b.line, ("long", None)) for b in piece.long_lines]
-        for i, raw in enumerate(piece.data.split(b"\n")[:-1]):
-            if len(raw) > limit:  # a line over the cap inside a block: parse_block rejects it
-                got.append((piece.first_line + i, ("long", None)))
-            elif raw and not raw.isspace():
-                got.append((piece.first_line + i, raw))
-        assert_same(piece.data.split(b"\n")[:-1], str(path), piece.first_line)
     text = body[3:] if body.startswith(b"\xef\xbb\xbf") else body
     want = [(n, ("long", None)) if type(r) is tuple else (n, r) for n, r in reference_lines(text, limit)]
-    assert got == want, (got, want)
+    # blocks of one read each, then blocks ended by their count of lines (1 to 5)
+    for block_bytes, block_lines in ((1, 1 << 16), (1 << 20, 1 + data[0] % 5)):
+        got = []
+        for piece in split_source(InputSource(str(path), path=path), 0, block_bytes, limit, block_lines):
+            assert piece.detached().attached() == piece
+            assert piece.lines <= 2 * block_lines + len(piece.long_lines) or block_bytes == 1
+            got += [(b.line, ("long", None)) for b in piece.long_lines]
+            for i, raw in enumerate(piece.data.split(b"\n")[:-1]):
+                if len(raw) > limit:  # a line over the cap inside a block: parse_block rejects it
+                    got.append((piece.first_line + i, ("long", None)))
+                elif raw and not raw.isspace():
+                    got.append((piece.first_line + i, raw))
+            assert_same(piece.data.split(b"\n")[:-1], str(path), piece.first_line)
+        assert got == want, (got, want)
 
 
 # ---- the ruleset parser ------------------------------------------------------------------
@@ -194,6 +198,42 @@ def audit(data: bytes) -> None:
 
     assert len(json.loads(as_json(report))["findings"]) == len(report.findings)
     as_csv(report)
+    with _tiny_limits():  # game states, results, timelines and findings all on disk: the same report
+        spilled = audit_stream(iter(items), trace=True)
+    assert as_json(spilled) == as_json(report)
+    assert _text(spilled) == _text(report)
+    spilled.close()
+    report.close()
+
+
+@contextlib.contextmanager
+def _tiny_limits():
+    from pipeline.audit import finding_store
+    from pipeline.audit.game_stores import GameStore, Timelines
+    from pipeline.replay import Replayer
+
+    saved = (finding_store.LIMIT, finding_store.DRAIN, finding_store.MAX_RUNS)
+    defaults = [(f, dict(f.__kwdefaults__)) for f in (Replayer.__init__, GameStore.__init__, Timelines.__init__)]
+    finding_store.LIMIT, finding_store.DRAIN, finding_store.MAX_RUNS = 3, 2, 2
+    Replayer.__init__.__kwdefaults__["max_games"] = 2
+    GameStore.__init__.__kwdefaults__["held"] = 2
+    Timelines.__init__.__kwdefaults__["held"] = 1
+    try:
+        yield
+    finally:
+        finding_store.LIMIT, finding_store.DRAIN, finding_store.MAX_RUNS = saved
+        for function, kwdefaults in defaults:
+            function.__kwdefaults__ = kwdefaults
+
+
+def _text(report) -> str:
+    from types import SimpleNamespace
+
+    from pipeline.cli.audit_render import print_text
+
+    buffer = io.StringIO()
+    print_text(report, SimpleNamespace(stream=buffer, color=False))  # type: ignore[arg-type]
+    return buffer.getvalue()
 
 
 # ---- the scoresheet parser ---------------------------------------------------------------

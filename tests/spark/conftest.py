@@ -19,8 +19,9 @@ TEST_CONF = {
     "spark.default.parallelism": "2",
     "spark.sql.adaptive.coalescePartitions.enabled": "true",
     # one session runs every model of sql/ (tests/spark/test_stats_engines.py): its cached
-    # tables and broadcasts outgrew the default 1 GiB driver heap under load
-    "spark.driver.memory": "2g",
+    # tables and broadcasts outgrew the default 1 GiB driver heap under load, and 2 GiB once
+    # the dataset held four rulesets (int_choice_values broadcasts each one's policy values)
+    "spark.driver.memory": "4g",
 }
 
 

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.dataset import tables
+from pipeline.audit.game_stores import GameStore
 from pipeline.audit.run import AuditReport
 from pipeline.engines.spark.ingest import SparkEngine
 from pipeline.ingest import incremental
@@ -84,8 +85,11 @@ def audit(
         )
     )
     report.findings.extend(_finding(r) for r in rows if games is None or r["game_id"] in games)
-    report.games = sorted(
-        (_game(r) for r in game_rows.to_pylist() if games is None or r["game_id"] in games), key=lambda g: g.game_id
+    report.games = GameStore(
+        sorted(
+            (_game(r) for r in game_rows.to_pylist() if games is None or r["game_id"] in games),
+            key=lambda g: g.game_id,
+        )
     )
     report.file_problems = [FileProblem(p["file"], p["line"], p["reason"]) for c in counts for p in c.problems]
     report.events = sum(c.events for c in counts)

@@ -1,4 +1,5 @@
-"""Arrow events in, the derived Arrow tables out: the fast path as ingest uses it.
+"""Arrow events in, the derived Arrow tables out: the fast path as ingest uses it (audit's
+first pass takes `event_columns` alone).
 
 `replay_table(events, default_rules)` gives exactly what the reference engine gives for
 the same events (same rows, same order, same schemas of pipeline.dataset.tables): clean games by
