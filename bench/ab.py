@@ -3,6 +3,7 @@
     .venv/bin/python bench/ab.py duckdb,/path/to/old/checkout,. ingest 3
     .venv/bin/python bench/ab.py /path/to/old/checkout,. audit 5
     .venv/bin/python bench/ab.py duckdb,export:/tmp/main,. audit 5 /work/benchdata/sim3000-s12.jsonl
+    .venv/bin/python bench/ab.py /path/to/old/checkout,. stats 5 DATASET   # the default sections
 
 Each checkout runs its own `.venv/bin/farkle-logs` (an editable install imports its own
 tree, and so do the worker processes it spawns); `export:DIR` runs this checkout's CLI with
@@ -38,6 +39,8 @@ def command(tree: str, what: str, out: str, log: str = LOG) -> tuple[list[str], 
         cli = str(Path(sys.executable).parent / "farkle-logs")
     else:
         cli = str(Path(tree).resolve() / ".venv" / "bin" / "farkle-logs")
+    if what == "stats":  # an ingested dataset (the 4th argument) both trees can read, every default section
+        return [cli, "stats", log, "--format", "json"], env
     return ([cli, "ingest", log, "--out", out] if what == "ingest" else [cli, "audit", log, "--format", "json"]), env
 
 
@@ -45,7 +48,9 @@ def main() -> None:
     trees = sys.argv[1].split(",")
     what = sys.argv[2] if len(sys.argv) > 2 else "ingest"
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-    log = sys.argv[4] if len(sys.argv) > 4 else LOG
+    log = sys.argv[4] if len(sys.argv) > 4 else LOG  # for stats: the DATASET
+    if what == "stats" and len(sys.argv) <= 4:
+        sys.exit("stats needs a DATASET (a directory written by farkle-logs ingest)")
     work = Path(tempfile.mkdtemp(prefix="farkle-ab-"))
     times: dict[str, list[tuple[float, float]]] = {t: [] for t in trees}
     try:

@@ -17,24 +17,6 @@ create or replace temp macro points_bucket_label(lo) as
     case when lo >= 3000 then '3000+' else lo::varchar || '-' || (lo + 250)::varchar end;
 -- A rate from its numerator and opportunities; null when there were no opportunities.
 create or replace temp macro rate(num, den) as num / nullif(den, 0);
--- erfc(x), the complementary error function, which DuckDB lacks: the Chebyshev fit of
--- Numerical Recipes (erfcc), fractional error below 1.2e-7 everywhere, so it stays exact
--- enough for tiny p-values too.
-create or replace temp macro erfc_nonneg(t, x) as (
-    t * exp(-x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418
-        + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587
-        + t * (-0.82215223 + t * 0.17087277)))))))))
-);
-create or replace temp macro erfc(x) as
-    case when x >= 0 then erfc_nonneg(1 / (1 + 0.5 * x), x)
-         else 2 - erfc_nonneg(1 / (1 - 0.5 * x), -x) end;
--- Two-sided p-value of a standard normal score z: P(|Z| >= |z|).
-create or replace temp macro normal_two_sided_p(z) as least(1.0, erfc(abs(z) / sqrt(2)));  -- the fit is 1 + 3e-8 at 0
--- P(X >= x) for X chi-square with 5 degrees of freedom, closed form for odd degrees:
--- erfc(sqrt(x/2)) + sqrt(2/pi) * exp(-x/2) * (sqrt(x) + x^(3/2)/3); 1 for x <= 0.
-create or replace temp macro chi2_sf_5df(x) as
-    case when x <= 0 then 1.0
-         else least(1.0, erfc(sqrt(x / 2)) + sqrt(2 / pi()) * exp(-x / 2) * (sqrt(x) + x ^ 1.5 / 3)) end;
 -- Integer key of a multiset of dice (pipeline.rules.table.dice_key): one decimal digit per
 -- face count, 1s first ([1, 1, 5] -> 200010). Joins the rolls to keep_options.
 create or replace temp macro dice_key(dice) as

@@ -2,8 +2,11 @@
 -- rolls/farkles are the rate's numerator and opportunities. exact_rate is the rules engine's
 -- exact farkle probability for each roll's game ruleset, averaged over the rolls (so it is the
 -- exact expectation even when games of several rulesets are mixed); null if a ruleset could
--- not be read. off: the exact rate lies outside the observed rate's Wilson 95 % interval.
--- z and p_value: normal approximation of (farkles - expected) with the exact variance.
+-- not be read. z: (farkles - expected) over the exact standard deviation, the direction and
+-- size of the gap. p_value: the exact two-sided test of the farkle count against the odds
+-- (binomial, or a sum of binomials over several rulesets), p_adjusted: Holm's correction over
+-- the rows of its scope, off: p_adjusted below 0.05; the three come from the Python model
+-- bust_rate_tests (pipeline/stats/significance.py; docs/stats.md says why these tests).
 with counts as (
     select * from fct_roll_counts
 ),
@@ -37,12 +40,22 @@ rated as (
     from grouped
 ),
 
+tests as (
+    select * from bust_rate_tests
+),
+
 final as (
     select
-        *,
-        normal_two_sided_p(z) as p_value,
-        exact_rate < wilson_lo or exact_rate > wilson_hi as off
+        rated.*,
+        tests.p_value,
+        tests.p_adjusted,
+        tests.p_adjusted < 0.05 as off,
+        tests.test
     from rated
+    left join tests
+        on rated.scope = tests.scope
+       and rated.player is not distinct from tests.player
+       and rated.dice = tests.dice
 )
 
 select * from final

@@ -1,7 +1,9 @@
 -- Report: face frequencies of all dice rolled, overall and per player, with Pearson's
--- chi-square against fair dice (5 degrees of freedom) and its p-value (chi2_sf_5df, a
--- closed form in sql/macros.sql). A tiny p-value means the faces are not uniform:
--- a loaded or broken dice roller, or a log that was written by hand.
+-- chi-square against fair dice and its p-value (exact over the multinomial for small counts,
+-- else the chi-square tail with 5 degrees of freedom: `test`), Holm's correction over the
+-- rows of its scope (p_adjusted) and off = p_adjusted below 0.05, from the Python model
+-- dice_fairness_tests (pipeline/stats/significance.py). A tiny p-value means the faces are
+-- not uniform: a loaded or broken dice roller, or a log that was written by hand.
 with faces as (
     select * from fct_dice_faces
 ),
@@ -46,11 +48,21 @@ tested as (
     from filled
 ),
 
+tests as (
+    select * from dice_fairness_tests
+),
+
 final as (
     select
-        *,
-        chi2_sf_5df(chi2) as p_value
+        tested.*,
+        tests.p_value,
+        tests.p_adjusted,
+        tests.p_adjusted < 0.05 as off,
+        tests.test
     from tested
+    left join tests
+        on tested.scope = tests.scope
+       and tested.player is not distinct from tests.player
 )
 
 select * from final

@@ -170,6 +170,7 @@ def test_a_sheet_that_agrees_is_said_to_agree(tmp_path):
             "differences": 0,
             "by_code": {},
             "agrees": True,
+            "hints": [],
         }
     ]
 

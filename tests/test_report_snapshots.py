@@ -42,6 +42,7 @@ def bust_table(players: list[str], shift: float = 0.0) -> pa.Table:
                     "wilson_hi": 0.2,
                     "exact_rate": 0.11,
                     "p_value": 0.5,
+                    "p_adjusted": 1.0,
                     "off": False,
                 }
             )

@@ -335,13 +335,16 @@ def test_optimal_bot_plays_the_exact_policy():
 runner = CliRunner()
 
 
-def test_cli_writes_games_and_reports_speed(tmp_path):
+def test_cli_writes_games_and_says_how_long_without_a_rate_on_a_tiny_run(tmp_path):
     out = tmp_path / "g.jsonl.gz"
     res = runner.invoke(app, ["simulate", "--games", "4", "--seed", "1", "--players", "3", "--out", str(out)])
     assert res.exit_code == 0, res.output
     games = games_of(gzip.decompress(out.read_bytes()))
     assert len(games) == 4 and all(len(ev[0]["players"]) == 3 for ev in games.values())
-    assert "events/s" in res.stderr
+    assert res.stderr.startswith("4 games, ") and " s → " in res.stderr
+    assert "events/s" not in res.stderr  # ~1,000 events in a blink: a rate would measure start-up
+    one = runner.invoke(app, ["simulate", "--games", "1", "--seed", "1", "--out", str(tmp_path / "one.jsonl")])
+    assert one.stderr.startswith("1 game, ")
 
 
 def test_cli_mixes_rulesets_when_repeated(tmp_path):

@@ -176,8 +176,34 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def chi2_p_5df(x: float) -> float:
-    return math.erfc(math.sqrt(x / 2)) + math.sqrt(2 / math.pi) * math.exp(-x / 2) * (math.sqrt(x) + x**1.5 / 3)
+def exact_faces_tail(counts: list[int]) -> float:
+    """P(sum of squared face counts >= the observed one) for fair dice, over every split of
+    the dice among the six faces (multinomial probabilities from log-factorials)."""
+    n, observed = sum(counts), sum(c * c for c in counts)
+    log_n = math.lgamma(n + 1) - n * math.log(6)
+    total = 0.0
+
+    def splits(left: int, faces: int):
+        if faces == 1:
+            yield (left,)
+            return
+        for c in range(left + 1):
+            for rest in splits(left - c, faces - 1):
+                yield (c, *rest)
+
+    for split in splits(n, 6):
+        if sum(c * c for c in split) >= observed:
+            total += math.exp(log_n - sum(math.lgamma(c + 1) for c in split))
+    return total
+
+
+def sum_of_binomials_tail(k: int, parts: list[tuple[int, Fraction]]) -> Fraction:
+    """P(X >= k) for X a sum of binomials, in exact fractions."""
+    pmf = [Fraction(1)]
+    for n, p in parts:
+        part = [math.comb(n, x) * p**x * (1 - p) ** (n - x) for x in range(n + 1)]
+        pmf = [sum(pmf[i] * part[j - i] for i in range(len(pmf)) if 0 <= j - i <= n) for j in range(len(pmf) + n)]
+    return sum(pmf[k:], Fraction(0))
 
 
 # ---- sections ----------------------------------------------------------------------------
@@ -199,7 +225,13 @@ def test_bust_rate_by_dice_left_overall(all_tables):
     assert six["expected_farkles"] == pytest.approx(float(exact6 * 10))
     lo, hi = wilson(3, 10)
     assert (six["wilson_lo"], six["wilson_hi"]) == (pytest.approx(lo), pytest.approx(hi))
-    assert six["off"] is True  # 2.6 % is far below the interval [10.8 %, 60.3 %]
+    # 3 farkles where 0.26 were expected: the exact test over both rulesets' binomials,
+    # P(at most as likely as 3) = P(X >= 3) here, Holm-adjusted over the 3 overall rows
+    assert six["test"] == "poisson_binomial"
+    assert six["p_value"] == pytest.approx(
+        float(sum_of_binomials_tail(3, [(6, Fraction(5, 216)), (4, Fraction(5, 162))]))
+    )
+    assert six["off"] is True and six["p_adjusted"] < 0.05
     # 5 dice: r7 (g1) and r12 (g2), r12 farkled; 5 dice never make three pairs: 25/324 both
     five = one(bust, scope="overall", dice=5)
     assert (five["rolls"], five["farkles"]) == (2, 1)
@@ -212,7 +244,7 @@ def test_bust_rate_by_dice_left_overall(all_tables):
     var = 17 / 108 * (1 - 17 / 108)
     z = (0 - 17 / 108) / math.sqrt(var)
     assert four["z"] == pytest.approx(z)
-    assert four["p_value"] == pytest.approx(math.erfc(abs(z) / math.sqrt(2)), rel=1e-6)
+    assert four["p_value"] == 1.0  # no count is less likely than 0 of 1 at 17/108 but 1 of 1 (binomtest's rule)
     assert {r["dice"] for r in rows(bust, scope="overall")} == {4, 5, 6}
 
 
@@ -333,27 +365,12 @@ def test_dice_fairness(all_tables):
     e = Fraction(34, 6)
     chi2 = sum((c - e) ** 2 for c in counts) / e
     assert ana["chi2"] == pytest.approx(float(chi2))
-    assert ana["p_value"] == pytest.approx(chi2_p_5df(float(chi2)), rel=1e-6)
+    # 34 dice: the exact test, P(fair dice split at least as unevenly), every split enumerated
+    assert ana["test"] == "exact"
+    assert ana["p_value"] == pytest.approx(exact_faces_tail(counts), rel=1e-9)
     overall = one(d, scope="overall")
     assert [overall[f"face_{f}"] for f in range(1, 7)] == [8, 16, 13, 12, 7, 18]
     assert overall["dice"] == 74
-
-
-def test_chi2_p_value_closed_form_matches_known_quantiles(tiny):
-    # chi-square 5 df: P(X >= 11.0705) = 0.05, P(X >= 15.0863) = 0.01, P(X >= 4.35146) = 0.5
-    import duckdb
-
-    from pipeline.stats.runner import SQL_DIR
-
-    con = duckdb.connect()
-    con.execute((SQL_DIR / "macros.sql").read_text())
-    got = con.execute(
-        "select chi2_sf_5df(11.0705), chi2_sf_5df(15.0863), chi2_sf_5df(4.35146), chi2_sf_5df(0)"
-    ).fetchone()
-    assert got == (pytest.approx(0.05, abs=1e-5), pytest.approx(0.01, abs=1e-5), pytest.approx(0.5, abs=1e-5), 1.0)
-    for z in (0.1, 1.0, 1.96, 3.0, 5.0):
-        got = con.execute("select normal_two_sided_p(?)", [z]).fetchone()[0]
-        assert got == pytest.approx(math.erfc(z / math.sqrt(2)), rel=1e-6)
 
 
 # ---- filters -----------------------------------------------------------------------------

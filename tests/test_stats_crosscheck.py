@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import polars as pl
 from polars.testing import assert_frame_equal
 import pytest
@@ -21,6 +22,8 @@ from pipeline.ingest.run import ingest
 from pipeline.rules import Ruleset, farkle_probability
 from pipeline.simulate import simulate
 from pipeline.stats import Filters, compute
+from pipeline.stats.significance import holm
+from scipy.stats import chisquare
 
 RULESETS = (
     Ruleset.builtin("standard"),
@@ -95,6 +98,10 @@ def test_bust_rate_matches_polars(sql, pq):
         expected=pl.col("p").sum(),
         var=(pl.col("p") * (1 - pl.col("p"))).sum(),
     )
+    # the rolls of each ruleset are a binomial of their own: (rolls, odds) per player and dice
+    parts: dict[tuple, list[tuple[int, float]]] = {}
+    for r in rolls.group_by("player", "dice_count", "p").agg(n=pl.len()).to_dicts():
+        parts.setdefault((r["player"], r["dice_count"]), []).append((r["n"], r["p"]))
     got = by_player(frame(sql["bust_rate_by_dice_left"]), "dice")
     assert len(got) == expected.height
     for e in expected.to_dicts():
@@ -104,10 +111,26 @@ def test_bust_rate_matches_polars(sql, pq):
         assert g["exact_rate"] == pytest.approx(e["expected"] / e["rolls"])
         lo, hi = wilson(e["farkles"], e["rolls"])
         assert (g["wilson_lo"], g["wilson_hi"]) == (pytest.approx(lo), pytest.approx(hi))
-        assert g["off"] == (not lo <= e["expected"] / e["rolls"] <= hi)
         z = (e["farkles"] - e["expected"]) / math.sqrt(e["var"])
         assert g["z"] == pytest.approx(z)
-        assert g["p_value"] == pytest.approx(math.erfc(abs(z) / math.sqrt(2)), rel=1e-5, abs=1e-12)
+        want = minlike_p(e["farkles"], parts[(e["player"], e["dice_count"])])
+        assert g["p_value"] == pytest.approx(want, rel=1e-6, abs=1e-12)
+        assert g["test"] == ("binomial" if len(parts[(e["player"], e["dice_count"])]) == 1 else "poisson_binomial")
+    players = [r for r in sql["bust_rate_by_dice_left"].to_pylist() if r["scope"] == "player"]
+    adjusted = holm([r["p_value"] for r in players])
+    assert [r["p_adjusted"] for r in players] == pytest.approx(adjusted)
+    assert [r["off"] for r in players] == [a < 0.05 for a in adjusted]
+
+
+def minlike_p(k: int, parts: list[tuple[int, float]]) -> float:
+    """scipy's two-sided binomial rule over the whole distribution of a sum of binomials:
+    scipy.stats.binom's pmf over every count, convolved, then the mass at most as likely as k."""
+    from scipy.stats import binom
+
+    pmf = np.ones(1)
+    for n, p in parts:
+        pmf = np.convolve(pmf, binom.pmf(np.arange(n + 1), n, p))
+    return float(min(1.0, pmf[pmf <= pmf[k] * (1 + 1e-7)].sum()))
 
 
 def test_turn_value_matches_polars(sql, pq):
@@ -250,10 +273,8 @@ def test_dice_fairness_matches_polars(sql, pq):
         n = sum(counts.values())
         chi2 = sum((counts.get(f, 0) - n / 6) ** 2 / (n / 6) for f in range(1, 7))
         assert row["chi2"] == pytest.approx(chi2)
-        p = math.erfc(math.sqrt(chi2 / 2)) + math.sqrt(2 / math.pi) * math.exp(-chi2 / 2) * (
-            math.sqrt(chi2) + chi2**1.5 / 3
-        )
-        assert row["p_value"] == pytest.approx(p, rel=1e-5)
+        assert n > 100 and row["test"] == "chi2"  # the exact test is tests/test_stats_significance.py's
+        assert row["p_value"] == pytest.approx(chisquare([counts.get(f, 0) for f in range(1, 7)]).pvalue, rel=1e-9)
 
 
 # ---- invariants ---------------------------------------------------------------------------
@@ -328,8 +349,11 @@ def test_player_filter_equals_that_players_rows(dataset, sql):
         mine = frame(sql[table]).filter(pl.col("player") == player).drop("scope", "player")
         filtered = frame(alone[table])
         # Floating sums may differ in the last bits: DuckDB adds in parallel, in no fixed order.
+        # Holm's correction counts the rows tested: one player's alone are fewer
+        family = [c for c in ("p_adjusted", "off") if c in mine.columns]
+        mine = mine.drop(family)
         for scope in ("overall", "player"):
-            got = filtered.filter(pl.col("scope") == scope).drop("scope", "player")
+            got = filtered.filter(pl.col("scope") == scope).drop("scope", "player", *family)
             assert_frame_equal(got, mine, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
 
 

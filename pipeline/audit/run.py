@@ -19,7 +19,15 @@ from pipeline.model import BadLine, Event, FileProblem
 from pipeline.reader import read_events
 from pipeline.replay import Replayer, ReplayOutput
 from pipeline.rules import Ruleset
-from pipeline.audit.scoresheet import SheetError, SheetProblem, check_header, compare_sheet, parse_sheet
+from pipeline.audit.scoresheet import (
+    SheetError,
+    SheetProblem,
+    across_game_numbering,
+    check_header,
+    compare_sheet,
+    numbering_hint,
+    parse_sheet,
+)
 
 
 @dataclass
@@ -32,6 +40,8 @@ class AuditReport:
     timelines: Timelines = field(default_factory=Timelines)
     file_problems: list[FileProblem] = field(default_factory=list)
     sheet_problems: list[SheetProblem] = field(default_factory=list)
+    # what the sheet's findings may come from, said once (scoresheet.numbering_hint)
+    sheet_hints: list[str] = field(default_factory=list)
     events: int = 0
     lines: int = 0
 
@@ -124,6 +134,7 @@ def audit_stream(
         logged = [g for g in sheet_games if report.games.get(g) is not None]
         report.sheet_problems = problems
         report.findings.extend(compare_sheet(sheet_rows, turns, logged, name))
+        report.sheet_hints = [numbering_hint(name, g) for g in across_game_numbering(sheet_rows, turns)]
     return report
 
 

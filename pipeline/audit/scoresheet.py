@@ -49,10 +49,21 @@ def check_header(name: str, text: str) -> None:
         raise SheetError(f"{name}:{problems[0].line}: {problems[0].reason}")
 
 
+def delimiter_of(text: str) -> str:
+    """`;` when the header line has more of them than commas (a spreadsheet's export in a
+    locale with a decimal comma), else `,`."""
+    header = text.split("\n", 1)[0]
+    return ";" if header.count(";") > header.count(",") else ","
+
+
 def parse_sheet(text: str, file: str) -> tuple[list[SheetRow], list[SheetProblem]]:
+    """The sheet's rows and the rows it could not read. The header is HEADER in that order;
+    its case and the spaces around its names do not matter (`Game_ID, Turn, ...` as a
+    spreadsheet writes it), and fields may be separated by `;` (delimiter_of)."""
     rows: list[SheetRow] = []
     problems: list[SheetProblem] = []
-    reader = csv.reader(io.StringIO(text, newline=""))  # newline="": csv's own rule for \r and \r\n
+    # newline="": csv's own rule for \r and \r\n
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter_of(text))
     try:
         header = next(reader, None)
     except csv.Error as exc:
@@ -61,7 +72,7 @@ def parse_sheet(text: str, file: str) -> tuple[list[SheetRow], list[SheetProblem
     if header is None:
         problems.append(SheetProblem(file, 1, "empty scoresheet: expected header " + ",".join(HEADER)))
         return rows, problems
-    if [h.strip() for h in header] != HEADER:
+    if [h.strip().lower() for h in header] != HEADER:
         problems.append(SheetProblem(file, 1, f"header is {','.join(header)!r}, expected {','.join(HEADER)}"))
         return rows, problems
     for record in _records(reader, file, problems):
@@ -198,3 +209,46 @@ def compare_sheet(
                 t.corrected_points,
             )
     return findings
+
+
+def across_game_numbering(rows: Iterable[SheetRow], turns: Iterable[TurnRecord]) -> list[str]:
+    """The games whose sheet numbers its turns across the game (1, 2, 3, ... over every
+    player's turns in the order played) instead of per player (log-format.md: turn = the
+    count of that player's turns). Such a sheet disagrees with the replay on almost every
+    row; read the other way it agrees with more rows than read the right way (and with at
+    least half of them), which is what is checked, game by game."""
+    played: dict[str, list[TurnRecord]] = {}
+    for t in turns:
+        played.setdefault(t.game_id, []).append(t)
+    by_game: dict[str, list[SheetRow]] = {}
+    for row in rows:
+        by_game.setdefault(row.game_id, []).append(row)
+    found = []
+    for game_id, game_rows in by_game.items():
+        game_turns = sorted(played.get(game_id, ()), key=lambda t: t.start_seq)
+        if len(game_rows) < 2 or not game_turns:
+            continue
+        own = {(t.player, t.turn): t for t in game_turns}
+        in_order = {i: t for i, t in enumerate(game_turns, start=1)}
+
+        def agrees(row: SheetRow, turn: TurnRecord | None) -> bool:
+            return (
+                turn is not None
+                and turn.player == row.player
+                and row.points == turn.corrected_points
+                and row.total == turn.corrected_total
+            )
+
+        per_player = sum(agrees(r, own.get((r.player, r.turn))) for r in game_rows)
+        across = sum(agrees(r, in_order.get(r.turn)) for r in game_rows)
+        if across > per_player and 2 * across >= len(game_rows):
+            found.append(game_id)
+    return found
+
+
+def numbering_hint(file: str, game_id: str) -> str:
+    return (
+        f"{file}: game {game_id}: the turn column looks numbered across the game (1, 2, 3, ... over "
+        "every player's turns); it counts each player's own turns (each player's first turn is 1, their "
+        "second 2, ...): renumber it that way and check again (docs/audit.md, Scoresheets)"
+    )

@@ -147,8 +147,12 @@ def audit(
         stderr.print(f"error: {p.file}:{p.line}: {p.reason}")
     missing_games = [g for g in dict.fromkeys(game or []) if g not in seen.ids]
     verdict = sheet_verdict(report, sheet[0], sheet[1]) if sheet is not None else None
-    if format is AuditFormat.text:
-        print_text(report, stdout, verdict)
+    nothing_matched = bool(game) and not report.games  # the error below says so: no summary of nothing
+    if nothing_matched:
+        pass
+    elif format is AuditFormat.text:
+        # games asked for by name are shown even when clean: their result is the answer
+        print_text(report, stdout, verdict, show_clean=bool(game))
     else:
         write = {
             AuditFormat.json: lambda r, out: write_json(r, out, [verdict] if verdict else []),

@@ -14,7 +14,7 @@ from json.encoder import encode_basestring_ascii
 import textwrap
 from typing import TYPE_CHECKING, Any, Iterable, TextIO
 
-from pipeline.cli.text import Listing, printable, rule_text, terminal_width, wrap
+from pipeline.cli.text import Listing, plural, printable, rule_text, terminal_width, wrap
 
 if TYPE_CHECKING:
     from pipeline.audit.run import AuditReport
@@ -166,12 +166,13 @@ def sheet_verdict(report: AuditReport, name: str, text: str) -> dict[str, Any]:
         "differences": len(differences),
         "by_code": by_code,
         "agrees": checked == len(rows) and checked > 0 and not differences and not problems,
+        "hints": list(report.sheet_hints),
     }
 
 
 def verdict_line(v: dict[str, Any]) -> str:
     games = len(v["games_found"])
-    where = f"{v['rows_checked']} rows of {games} game{'s' if games != 1 else ''} checked"
+    where = f"{plural(v['rows_checked'], 'row')} of {plural(games, 'game')} checked"
     if not v["rows"]:
         return f"scoresheet {v['file']}: no rows to check"
     if not v["rows_checked"]:
@@ -230,14 +231,17 @@ def winner_lines(result) -> list[str]:
     return lines
 
 
-def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = None) -> None:
+def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = None, show_clean: bool = False) -> None:
     """Game by game, as the finding store gives them back (it may have spilled to disk), so
     memory holds one game's findings at a time. Each game's text is made as one string and
-    written at once; its tables are `Listing`s (text.py): an audit can show thousands."""
+    written at once; its tables are `Listing`s (text.py): an audit can show thousands.
+    `show_clean`: the games without findings get their result too (`--game`: the games asked
+    for), after those with findings."""
     out = _TextOut(console)
     result_of = report.games.get
     absent = _AbsentGames()  # sheet rows of games not in the logs: a line for each of the first few
     shown = 0  # games with findings that have a result
+    with_findings: set[str | None] = set()
     findings: Iterable[Finding]
     for game_id, count, findings in report.findings.by_game():
         result = result_of(game_id)
@@ -252,6 +256,7 @@ def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = N
                     continue
         title = f"game {game_id}" if game_id is not None else "lines of no readable game"
         shown += result is not None
+        with_findings.add(game_id)
         rules = f" [{result.ruleset.name}]" if result is not None else ""
         out.rule(f"{title}{rules}: {count} finding{'s' if count != 1 else ''}")
         for f in findings:
@@ -292,6 +297,13 @@ def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = N
             _result_text(result, out)
         out.flush()
     absent.write(out)
+    if show_clean:
+        for result in report.games:
+            if result.game_id not in with_findings:
+                rules = f" [{result.ruleset.name}]" if result.ruleset is not None else ""
+                out.rule(f"game {result.game_id}{rules}: clean, no findings")
+                _result_text(result, out)
+                out.flush()
     out.rule("summary")
     games, events = len(report.games), report.events
     clean = games - shown
@@ -303,13 +315,15 @@ def print_text(report: AuditReport, console: LazyConsole, sheet: dict | None = N
     )
     abandoned = sum(1 for g in report.games if getattr(g, "ended", None) == "abandoned")
     if abandoned:
-        console.line(f"{abandoned:,} game{'s' if abandoned != 1 else ''} abandoned (no winner by the dice)")
+        out.line(f"{abandoned:,} game{'s' if abandoned != 1 else ''} abandoned (no winner by the dice)")
     if report.file_problems or report.sheet_problems:
         out.line(
             f"{len(report.file_problems) + len(report.sheet_problems):,} unreadable files or rows (named on stderr)"
         )
     if sheet is not None:
         out.line(verdict_line(sheet), indent="  ")
+        for hint in sheet.get("hints", ()):
+            out.line(f"hint: {hint}", indent="  ")
     counts = report.counts_by_code()
     if counts:
         table = Listing(("code", False), ("findings", True))

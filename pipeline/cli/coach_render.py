@@ -158,7 +158,7 @@ def coach_text(
     for player, (n, loss, optimal, blunders, unjudged) in totals.items():
         mean = f"{loss / n:.1f}" if n else "-"
         console.line(
-            f"  {player}: {n} choices judged, mean loss {mean}, optimal {optimal}/{n}, "
+            f"  {player}: {n} choice{'s' if n != 1 else ''} judged, mean loss {mean}, optimal {optimal}/{n}, "
             f"blunders {blunders}, not judged {unjudged}",
             indent="    ",
         )

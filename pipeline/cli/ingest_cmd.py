@@ -103,7 +103,8 @@ def ingest_command(
     if format is TextOrJson.json:
         stdout.print_json(json.dumps(data))
     else:
-        stdout.line(_text(data), indent=" " * 25)  # a wrapped line continues after the numbers
+        nothing_new = not data["files"] and not data["lines"]  # one sentence, not a table of numbers
+        stdout.line(_text(data), indent="" if nothing_new else " " * 25)  # a wrapped line continues after the numbers
     from pipeline.cli import entry
 
     entry.skip_teardown()  # committed (fsynced) and summarised: no need to free every object
@@ -111,7 +112,14 @@ def ingest_command(
 
 
 def _text(d: dict) -> str:
-    skipped = f" ({d['files_skipped']} skipped: content ingested before)" if d["files_skipped"] else ""
+    from pipeline.cli.text import plural, rate
+
+    skipped = f" ({d['files_skipped']:,} skipped: content ingested before)" if d["files_skipped"] else ""
+    if not d["files"] and not d["lines"]:  # every file's content was ingested before: nothing new
+        return (
+            f"nothing new to ingest: {plural(d['files_skipped'], 'file')} skipped (content ingested before); "
+            f"{d['dataset']} is unchanged (snapshot {d['snapshot']})"
+        )
     lines = [
         f"ingested into {d['dataset']} (snapshot {d['snapshot']}, ingest {d['ingest_id']})",
         f"files      {d['files']:>12,}{skipped}",
@@ -122,14 +130,16 @@ def _text(d: dict) -> str:
         f"rejects    {d['rejects']:>12,}",
         f"blank      {d['blank_lines']:>12,}",
         f"games      {d['games']:>12,}  ({d['games_recomputed']:,} recomputed with events from earlier ingests)",
-        f"findings   {d['findings']:>12,}  ({d['findings_error']:,} errors: {d['rejects']:,} for the rejects, "
-        f"{d['replay_errors']:,} from replay; {d['findings_warning']:,} warnings)",
+        f"findings   {d['findings']:>12,}  ({plural(d['findings_error'], 'error')}: {d['rejects']:,} for the rejects, "
+        f"{d['replay_errors']:,} from replay; {plural(d['findings_warning'], 'warning')})",
     ]
     if d.get("superseded"):
         lines.append(f"superseded {d['superseded']:>12,}  stored lines replaced: their file changed there")
         for f in d.get("superseded_files", []):
             lines.append(f"           {f['path']}: {f['events']:,} stored events, {f['rejects']:,} rejects replaced")
     if d["file_problems"]:
-        lines.append(f"broken     {d['file_problems']:>12,}  files (see the notes above)")
-    lines.append(f"time       {d['seconds']:>12,.2f}  s, {d['events_per_second']:,.0f} events/s")
+        lines.append(
+            f"broken     {d['file_problems']:>12,}  {'file' if d['file_problems'] == 1 else 'files'} (see the notes above)"
+        )
+    lines.append(f"time       {d['seconds']:>12,.2f}  s{rate(d['events'], d['seconds'])}")
     return "\n".join(lines)

@@ -104,7 +104,8 @@ def left_out_note(name: str, left_out: list[dict]) -> str | None:
     if row["one_player"]:
         parts.append(f"{row['one_player']:,} of one player")
     what = "win shares count" if name == "trends" else "counted"
-    return f"{what} {row['counted']:,} of {row['games']:,} games; left out: {', '.join(parts)}"
+    games = f"{row['games']:,} game{'s' if row['games'] != 1 else ''}"
+    return f"{what} {row['counted']:,} of {games}; left out: {', '.join(parts)}"
 
 
 def print_table(name: str, table: "pa.Table", *, all_rows: bool, left_out: list[dict]) -> None:

@@ -51,12 +51,19 @@ def report(
     by: LeaguePeriod = typer.Option(
         LeaguePeriod.month, "--by", metavar="PERIOD", help="Player panels: trends per week or month."
     ),
+    scoresheet: Optional[str] = typer.Option(
+        None,
+        "--scoresheet",
+        metavar="CSV",
+        help="With --game: a hand-kept scoresheet of that game, checked and shown beside the replay.",
+    ),
 ) -> None:
     """Write one HTML page (standings, rating over time, head to head, charts, player table,
     audit findings, a panel per player) that opens offline by double-click.
 
     Exit 0; 2: bad usage (DATASET missing, not a dataset or damaged, a filter or --game that
-    matches no game, a --min-games that leaves no player, an output that cannot be written).
+    matches no game, a scoresheet without --game, unreadable or with no row of the game, an
+    output that cannot be written, a --min-games that leaves no player).
     """
     from pipeline.cli.dataset_options import filters_match_or_exit
     from pipeline.files import check_output_path
@@ -65,6 +72,13 @@ def report(
     from pipeline.strategy.solver import refusals
 
     check_output_path(out)  # before the work: a device, a link, a missing folder (exit 2)
+    if scoresheet is not None and game is None:
+        usage_error("--scoresheet needs --game ID: the sheet is shown beside that game's replay")
+    sheet = None
+    if scoresheet is not None:
+        from pipeline.audit.run import read_sheet
+
+        sheet = read_sheet(scoresheet)  # unreadable, or the wrong header: exit 2
     filters = filters_or_exit(player, rules, since, until)
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, dataclasses.replace(filters, game=game) if game is not None else filters, rules)
@@ -79,6 +93,7 @@ def report(
                 game=game,
                 league=League(min_games, by.value),
                 progress=live(advance),
+                scoresheet=sheet,
             )
     except OSError as exc:
         usage_error(f"cannot write {out}: {exc.strerror or exc}")

@@ -10,7 +10,7 @@ import typer
 
 from pipeline.cli.common import RULES_HELP, TextOrJson, note, progress_bar, rules_or_exit, stdout, usage_error
 from pipeline.cli.main import app, make_app
-from pipeline.cli.text import printable
+from pipeline.cli.text import plain_table, printable
 
 rules_app = make_app(help="Rulesets: built-ins, knobs, scoring tables and exact farkle odds.")
 app.add_typer(rules_app, name="rules", short_help="Rulesets: built-ins, knobs, scoring tables, odds.")
@@ -21,15 +21,13 @@ def list_rules(
     format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", metavar="FORMAT", help="text or json."),
 ) -> None:
     """The built-in rulesets."""
-    from rich.table import Table
-
     from pipeline.rules import BUILTIN_RULESETS
     from pipeline.rules.ruleset import BUILTIN_DESCRIPTIONS
 
     if format is TextOrJson.json:
         stdout.print_json(json.dumps([{"name": n, "description": BUILTIN_DESCRIPTIONS[n]} for n in BUILTIN_RULESETS]))
         return
-    table = Table("name", "description", title="Built-in rulesets")
+    table = plain_table(("name", False), ("description", False), title="Built-in rulesets")
     for name in BUILTIN_RULESETS:
         table.add_row(name, BUILTIN_DESCRIPTIONS[name])
     stdout.print(table)
@@ -43,8 +41,6 @@ def show_rules(
 ) -> None:
     """Every knob, the scoring table, the exact farkle odds for 1-6 dice and the solved turn
     (expected turn value, bank thresholds; a single-turn model)."""
-    from rich.table import Table
-
     from pipeline.rules.describe import game_end_text, odds_rows, scoring_rows
     from pipeline.strategy import solve
     from pipeline.strategy.solver import SolverBudgetError
@@ -79,17 +75,19 @@ def show_rules(
             )
         )
         return
-    knobs = Table("knob", "value", title=printable(f"Ruleset: {rules.name}"))
+    knobs = plain_table(("knob", False), ("value", False), title=f"Ruleset: {rules.name}")
     for name, value in rules.to_dict().items():
-        knobs.add_row(printable(name), printable(json.dumps(value)))
-    scoring = Table("combination (one roll)", "points", title="Scoring")
+        knobs.add_row(printable(name), knob_text(value))
+    scoring = plain_table(("combination (one roll)", False), ("points", True), title="Scoring")
     for combo, points in scoring_rows(rules):
         if points is None:
             shown = "two triples added up" if combo == "two triplets" else "not a combination"
         else:
             shown = f"{points:,}"
         scoring.add_row(combo, shown)
-    odds_table = Table("dice", "farkle probability", "percent", "1 in", title="Exact farkle odds")
+    odds_table = plain_table(
+        ("dice", True), ("farkle probability", True), ("percent", True), ("1 in", True), title="Exact farkle odds"
+    )
     for n, p in odds:
         odds_table.add_row(
             str(n), f"{p.numerator}/{p.denominator}", f"{float(p):.2%}", f"{1 / float(p):.1f}" if p else "never"
@@ -98,6 +96,7 @@ def show_rules(
     stdout.print(printable(f"The game is over {game_end_text(rules)}."), markup=False)
     for table in (scoring, odds_table) + ((strategy_table(strategy),) if strategy else ()):
         stdout.print(table)
+        stdout.print("")
     if strategy:
         stdout.print(f"Turn strategy figures: {strategy['model']}.")
     if win:
@@ -200,9 +199,7 @@ def solve_rules(
 
 def strategy_table(strategy: dict):
     """Expected turn value and bank thresholds, opened and not, of `Policy.headline()`."""
-    from rich.table import Table
-
-    table = Table("", "not opened", "opened", title="Solved turn (single-turn model)")
+    table = plain_table(("", False), ("not opened", True), ("opened", True), title="Solved turn (single-turn model)")
     ev = strategy["expected_turn_value"]
     table.add_row("expected turn value (6 dice)", f"{ev['not_opened']:,.1f}", f"{ev['opened']:,.1f}")
     thresholds = strategy["bank_threshold"]
@@ -211,3 +208,20 @@ def strategy_table(strategy: dict):
         label = f"bank from, {n} {'die' if n == 1 else 'dice'} left" + (" (hot dice)" if n == 6 else "")
         table.add_row(label, *("never" if c is None else f"{c:,}" for c in cells))
     return table
+
+
+def knob_text(value) -> str:
+    """A knob's value as the other commands print values: names unquoted, none as '-'
+    (a knob left to its rule), a table of runs as '12345 500, 23456 750'."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        value = list(value.items())
+    if isinstance(value, (list, tuple)):
+        parts = (
+            " ".join(map(printable, item)) if isinstance(item, (list, tuple)) else printable(item) for item in value
+        )
+        return ", ".join(parts) or "-"
+    return printable(value)

@@ -175,17 +175,20 @@ def simulate_cmd(
             stderr.print(f"warning: {code} not injected: {why}")
     if quiet:
         return
-    rate = summary.events / elapsed if elapsed > 0 else 0.0
+    from pipeline.cli.text import plural, rate
+
+    speed = rate(summary.events, elapsed)
     stderr.print(
-        f"{summary.games:,} games, {summary.events:,} events in {elapsed:.2f} s ({rate:,.0f} events/s)"
-        + (f" ({summary.abandoned:,} abandoned)" if abandon > 0 else "")
+        f"{plural(summary.games, 'game')}, {plural(summary.events, 'event')} in {elapsed:.2f} s"
+        + (f" ({speed[2:]})" if speed else "")
+        + (f" ({plural(summary.abandoned, 'game')} abandoned)" if abandon > 0 else "")
         + (f" → {out}" if out != "-" else ""),
         markup=False,
     )
     if inject > 0:
         planted = sum(summary.injected.values())
         stderr.print(
-            f"planted {planted} findings: "
+            f"planted {plural(planted, 'finding')}: "
             + ", ".join(f"{c} {n}" for c, n in sorted(summary.injected.items()))
             + (f" → {manifest}" if manifest else " (no --manifest: ground truth not written)"),
             markup=False,

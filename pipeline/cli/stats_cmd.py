@@ -39,14 +39,20 @@ class StatsFormat(str, enum.Enum):
 
 
 TITLES = {
-    "bust_rate_by_dice_left": "Bust rate by dice left (exact = rules engine odds; OFF = exact outside the 95 % Wilson interval)",
+    "bust_rate_by_dice_left": (
+        "Bust rate by dice left (exact = rules engine odds; p = exact binomial test; Holm = p corrected for "
+        "testing every row, OFF below 0.05)"
+    ),
     "turn_value": "Points per turn (farkled turns count as 0; corrected points)",
     "turn_value_buckets": "Points per turn, distribution",
     "bank_vs_roll_by_dice_left": "Bank vs roll after a keep, by dice left",
     "bank_vs_roll_by_points": "Bank vs roll after a keep, by turn points so far",
     "player_summary": "Players",
     "player_findings": "Audit findings against players",
-    "dice_fairness": "Dice faces (chi-square against fair dice, 5 df)",
+    "dice_fairness": (
+        "Dice faces (chi-square against fair dice, 5 df; p exact up to 100 dice; Holm = p corrected for "
+        "testing every player, OFF below 0.05)"
+    ),
     "decision_quality": "Decision quality: expected points given up per choice against the exact single-turn policy",
     "decision_loss_by_state": "Decision quality by kind of choice, dice and turn points",
     "blunders": "Blunders: choices that gave up more than the threshold",
@@ -54,6 +60,9 @@ TITLES = {
     "winning the game under best play by both; percentage points)",
     "race_costliest": "Costliest choices of two-player games (winning chance lost, percentage points)",
 }
+P_COLUMNS = {"p_value", "p_adjusted"}  # printed one way (significance.format_p)
+# A flagged row says OFF after its adjusted p-value (one column less on a terminal).
+FLAGGED_BY = {"p_adjusted": "off"}
 # Tables judged by pipeline.strategy's single-turn model: their text output carries its caveat.
 MODEL_TABLES = {"decision_quality", "decision_loss_by_state", "blunders"}
 # Tables judged by the two-player winning chance (pipeline.strategy.race).
@@ -70,7 +79,7 @@ TEXT_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("wilson_hi", "95% hi"),
         ("exact_rate", "exact"),
         ("p_value", "p"),
-        ("off", "off"),
+        ("p_adjusted", "Holm"),
     ],
     "turn_value": [
         ("turns", "turns"),
@@ -121,6 +130,7 @@ TEXT_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("dice", "dice"),
         ("chi2", "chi2"),
         ("p_value", "p"),
+        ("p_adjusted", "Holm"),
     ],
     "decision_quality": [
         ("judged", "judged"),
@@ -434,8 +444,10 @@ def _cell(column: str, value: object) -> str:
     if isinstance(value, float):
         if column in PERCENT_COLUMNS:
             return f"{100 * value:.2f}%"
-        if column == "p_value":
-            return f"{value:.2g}"
+        if column in P_COLUMNS:
+            from pipeline.stats.significance import format_p  # loaded with the stats already
+
+            return format_p(value)
         if column in ("loss_pp", "loss_per_choice", "loss_per_game"):
             return f"{value:,.3f}"
         return f"{value:,.1f}"
@@ -447,7 +459,7 @@ def _cell(column: str, value: object) -> str:
 def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str | None) -> None:
     """One stats table as text that fits the terminal: split into parts side by side if
     it is wider, never a number cut; long tables are cut only where the caption says so."""
-    from pipeline.cli.text import fitted_tables
+    from pipeline.cli.text import fitted_tables, plural
 
     rows = table.to_pylist()
     notes: list[str] = []
@@ -455,7 +467,7 @@ def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str
         kept = [r for r in rows if r["scope"] != "player" or r["player"] == player]
         if len(kept) < len(rows):
             notes.append(
-                f"{len(rows) - len(kept):,} rows of single players left out: --player NAME for one, "
+                f"{plural(len(rows) - len(kept), 'row')} of single players left out: --player NAME for one, "
                 "--all for every row (json and csv have them all)"
             )
         rows = kept
@@ -465,7 +477,7 @@ def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str
             kept = [r for r in rows if r["scope"] != "player" or r.get("off")]
             flagged = " (the OFF ones are shown)" if name == "bust_rate_by_dice_left" else ""
             notes.append(
-                f"{len(rows) - len(kept):,} rows of single players left out{flagged}: "
+                f"{plural(len(rows) - len(kept), 'row')} of single players left out{flagged}: "
                 "--player NAME for one, --all for every row (json and csv have them all)"
             )
             rows = kept
@@ -484,6 +496,9 @@ def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str
     for row in rows:
         cells = {"player": row["player"] if row["scope"] == "player" else "all"}
         cells.update({col: _cell(col, row[col]) for col, _ in columns})
+        for col, flag in FLAGGED_BY.items():
+            if col in cells and row.get(flag):
+                cells[col] += " OFF"
         shown.append(cells)
     numbers = {col for col, _ in columns if not rows or not isinstance(rows[0][col], str)}
     stdout.line(TITLES[name], indent="  ")

@@ -52,6 +52,24 @@ def printable(value: Any) -> str:
     return _UNSAFE.sub(_escape, text)
 
 
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """'1 error', '2 errors', '1,204 games' (`words` for an irregular plural: '1 die', '3 dice')."""
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
+# A rate on a tiny input measures start-up, not work: it is said only for at least this much.
+RATE_MIN_SECONDS = 1.0
+RATE_MIN_EVENTS = 10_000
+
+
+def rate(events: int, seconds: float) -> str:
+    """', 25,020 events/s' for a run long and large enough for the rate to mean something
+    (RATE_MIN_SECONDS, RATE_MIN_EVENTS), else ''."""
+    if seconds < RATE_MIN_SECONDS or events < RATE_MIN_EVENTS:
+        return ""
+    return f", {events / seconds:,.0f} events/s"
+
+
 def terminal_width(stream: Any = None) -> int | None:
     """Columns to fit: $COLUMNS if set, else the width of the terminal `stream` writes to
     (stdout by default), else None: output to a pipe or a file is not wrapped (the pager or
@@ -264,6 +282,7 @@ def plain_table(*columns: tuple[str, bool], title: str | None = None):
         padding=(0, 1, 0, 0),
         title=printable(title) if title else None,
         title_justify="left",
+        min_width=len(printable(title)) if title else None,  # a narrow part keeps "(part 2 of 2)" on one line
     )
     for header, number in columns:
         table.add_column(printable(header), justify="right" if number else "left", overflow="fold", no_wrap=number)

@@ -146,7 +146,8 @@ def _repair_locked(root: Path, full: bool) -> RepairResult:
     write_json(root / POINTER, Pointer(number, snapshot_manifest_path(number)).to_json())
     result.actions.append(
         f"pointed the dataset at snapshot {number} ({snapshot_manifest_path(number)}), which verifies: "
-        f"{chosen.rows.get('events', 0):,} events in {chosen.files.get('events', 0)} file(s)"
+        f"{chosen.rows.get('events', 0):,} event{'s' if chosen.rows.get('events', 0) != 1 else ''} in "
+        f"{chosen.files.get('events', 0)} file{'s' if chosen.files.get('events', 0) != 1 else ''}"
     )
     if unknown:
         result.actions.append(

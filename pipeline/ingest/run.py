@@ -184,7 +184,10 @@ class InputErrors(UserError):
     """Several specs name nothing readable; each is in `problems` (and, as text, `details`)."""
 
     def __init__(self, problems: Sequence[Exception]):
-        super().__init__(f"{len(problems)} inputs name nothing readable", details=tuple(map(str, problems)))
+        super().__init__(
+            f"{len(problems)} input{'s' if len(problems) != 1 else ''} name nothing readable",
+            details=tuple(map(str, problems)),
+        )
         self.problems = problems
 
 
@@ -250,13 +253,13 @@ def ingest(
     notice = notice or (lambda message: None)
     progress = progress or (lambda *a, **k: None)
     resolution = resolve(specs, stdin=stdin)
+    for message in resolution.notices:  # first: a problem may be "every file was skipped (see the notes)"
+        notice(message)
     if resolution.problems:
         raise resolution.problems[0] if len(resolution.problems) == 1 else InputErrors(resolution.problems)
     check_stream_name(resolution.sources, stream_name)
     if engine is not None:
         engine.check(resolution.sources)
-    for message in resolution.notices:
-        notice(message)
     store = open_store(out)
     pool: Pool | None = None
     run: Any = None

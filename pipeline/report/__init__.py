@@ -40,11 +40,13 @@ def build_report(
     generated: dt.datetime | None = None,
     league: League = League(),
     progress: Callable[..., None] | None = None,
+    scoresheet: tuple[str, str] | None = None,
 ) -> str:
-    """The report page as a string (raises DatasetError, GameNotFound, NoRatedPlayer).
-    `league`: the standings' --min-games and the trends' period; `progress` is told the
-    stages (pipeline.stats.runner.Steps for the tables)."""
-    data = gather(dataset, filters, dispute_game=game, league=league, progress=progress)
+    """The report page as a string (raises DatasetError, GameNotFound, NoRatedPlayer,
+    SheetError). `league`: the standings' --min-games and the trends' period; `progress` is
+    told the stages (pipeline.stats.runner.Steps for the tables); `scoresheet`: (name, CSV
+    text) of a sheet of `game`, shown beside its replay."""
+    data = gather(dataset, filters, dispute_game=game, league=league, progress=progress, scoresheet=scoresheet)
     if progress is not None:
         progress(stage="drawing the charts")
     return render(data, title or default_title(data), javascript_bundle(), generated)
@@ -59,12 +61,15 @@ def write_report(
     game: str | None = None,
     league: League = League(),
     progress: Callable[..., None] | None = None,
+    scoresheet: tuple[str, str] | None = None,
 ) -> Path:
     """Write the page to `out` (replaced whole: a reader never sees half a page). `out` must
     be a regular file or a new name in an existing folder (OutputPathError otherwise, checked
     before the page is built)."""
     path = check_output_path(out)
-    page = build_report(dataset, filters, title=title, game=game, league=league, progress=progress)
+    page = build_report(
+        dataset, filters, title=title, game=game, league=league, progress=progress, scoresheet=scoresheet
+    )
     with replacing(path) as tmp:  # 0644: a page to share, not a secret
         tmp.write(page.encode("utf-8"))
     return path

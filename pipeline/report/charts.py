@@ -16,11 +16,27 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import math
 from typing import Any, Iterable
 
 import altair as alt
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from pipeline.model import (
+    ANY_LINE,
+    BANK,
+    END_OF_INPUT,
+    ERROR,
+    FARKLE,
+    FINDING_CODES,
+    GAME_END,
+    KEEP,
+    ROLL,
+    SCORESHEET,
+    WARNING,
+    as_code,
+)
 
 # A chart never embeds more rows than this: the tables are aggregates (a few rows per player
 # at most), so hitting it means a bug upstream, not a big dataset.
@@ -30,7 +46,15 @@ OVERALL = "overall"
 ALL_PLAYERS = "All players"
 POINT_BUCKETS = [f"{lo}-{lo + 250}" for lo in range(0, 3000, 250)] + ["3000+"]
 TURN_BUCKETS = ["farkle"] + POINT_BUCKETS
-SEVERITY_COLORS = {"error": "#c0392b", "warning": "#e67e22", "info": "#7f8c8d"}
+# One colour per severity of the finding codes (pipeline.model.Code): the legend shows these.
+SEVERITY_COLORS = {ERROR: "#c0392b", WARNING: "#e67e22"}
+# A heat-map cell of fewer choices than this is greyed out and shows its count instead of a
+# share or a loss: 100 % of two choices says nothing (the tooltip still has the figures).
+MIN_CELL_CHOICES = 20
+FEW_CHOICES_COLOR = "#e9ecef"
+# The decision-loss colour scale ends at this quantile of the cells with enough choices
+# (darker cells are clamped to its colour), so one extreme cell cannot wash out the rest.
+LOSS_SCALE_QUANTILE = 0.95
 WIDTH = 560
 HEIGHT = 280
 
@@ -55,6 +79,18 @@ def _keyed(table: pa.Table, columns: Iterable[str], players: list[str]) -> list[
     for row in rows:
         scope, player = row.pop("scope"), row.pop("player")
         row["who"] = OVERALL if scope == OVERALL else f"p:{player}"
+    return rows
+
+
+def _with_p_text(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each p-value column also as text, printed the one way every output prints it
+    (significance.format_p): Vega's number formats would write 2.3e-10 or 0.0030."""
+    from pipeline.stats.significance import format_p
+
+    for row in rows:
+        for column in ("p_value", "p_adjusted"):
+            if column in row:
+                row[f"{column}_text"] = format_p(row[column], missing="–")
     return rows
 
 
@@ -97,11 +133,26 @@ def count_scale(top: int, max_ticks: int = 8) -> alt.Scale:
 def bust_rate(table: pa.Table, players: list[str]) -> alt.LayerChart:
     """Observed farkle rate by dice thrown, with its 95 % Wilson interval, against the exact
     odds of the games' rulesets (stats table bust_rate_by_dice_left)."""
-    rows = _keyed(
-        table,
-        ["dice", "rolls", "farkles", "bust_rate", "wilson_lo", "wilson_hi", "exact_rate", "p_value", "off"],
-        players,
+    rows = _with_p_text(
+        _keyed(
+            table,
+            [
+                "dice",
+                "rolls",
+                "farkles",
+                "bust_rate",
+                "wilson_lo",
+                "wilson_hi",
+                "exact_rate",
+                "p_value",
+                "p_adjusted",
+                "off",
+            ],
+            players,
+        )
     )
+    for row in rows:
+        row["flag"] = "yes: OFF" if row["off"] else "no"
     who = player_picker("bust_player", players)
     x = alt.X(
         "dice:O",
@@ -125,8 +176,9 @@ def bust_rate(table: pa.Table, players: list[str]) -> alt.LayerChart:
         alt.Tooltip("wilson_lo:Q", title="95 % interval from", format=".2%"),
         alt.Tooltip("wilson_hi:Q", title="95 % interval to", format=".2%"),
         alt.Tooltip("exact_rate:Q", title="exact odds", format=".2%"),
-        alt.Tooltip("p_value:Q", title="p-value", format=".2g"),
-        alt.Tooltip("off:N", title="exact odds outside interval"),
+        alt.Tooltip("p_text:N", title="p-value (exact test)"),
+        alt.Tooltip("p_adjusted_text:N", title="p-value corrected for every row (Holm)"),
+        alt.Tooltip("flag:N", title="flagged (corrected p < 0.05)"),
     ]
     base = alt.Chart().transform_filter(alt.datum.who == who)
     interval = (
@@ -251,36 +303,52 @@ def bank_heatmap(table: pa.Table) -> alt.LayerChart:
         alt.Tooltip("bank_rate:Q", title="share banked", format=".1%"),
         alt.Tooltip("farkle_rate_after_roll:Q", title="farkled after rolling on", format=".1%"),
     ]
+    enough = f"datum.decisions >= {MIN_CELL_CHOICES}"
     cells = (
         alt.Chart()
         .mark_rect(stroke="white")
         .encode(
             x=x,
             y=y,
-            color=alt.Color(
-                "bank_rate:Q",
-                title="Share banked (%)",
-                scale=alt.Scale(domain=[0, 1], scheme="blues"),
-                legend=alt.Legend(format="%"),
+            color=alt.condition(
+                enough,
+                alt.Color(
+                    "bank_rate:Q",
+                    title="Share banked (%)",
+                    scale=alt.Scale(domain=[0, 1], scheme="blues"),
+                    legend=alt.Legend(format="%"),
+                ),
+                alt.value(FEW_CHOICES_COLOR),
             ),
             tooltip=tooltip,
         )
     )
     labels = (
         alt.Chart()
+        .transform_calculate(label=f"{enough} ? format(datum.bank_rate, '.0%') : 'n=' + datum.decisions")
         .mark_text(fontSize=10)
         .encode(
             x=x,
             y=y,
-            text=alt.Text("bank_rate:Q", format=".0%"),
-            color=alt.condition(alt.datum.bank_rate > 0.55, alt.value("white"), alt.value("black")),
+            text=alt.Text("label:N"),
+            color=alt.value(
+                "black",
+                condition=[
+                    {"test": f"!({enough})", "value": "#6c757d"},
+                    {"test": "datum.bank_rate > 0.55", "value": "white"},
+                ],
+            ),
             tooltip=tooltip,
         )
     )
     return alt.layer(cells, labels, data=alt.Data(values=rows)).properties(  # type: ignore[return-value]  # .properties() is typed for any chart
         width=WIDTH,
         height=240,
-        title=_title("Bank or roll on", "After a keep: share of choices that banked, by dice left and turn points"),
+        title=_title(
+            "Bank or roll on",
+            f"After a keep: share of choices that banked, by dice left and turn points; grey cells hold fewer "
+            f"than {MIN_CELL_CHOICES} choices (their count is shown)",
+        ),
     )
 
 
@@ -303,16 +371,20 @@ def decision_loss(table: pa.Table) -> alt.Chart:
         alt.Tooltip("mean_loss:Q", title="mean loss (points)", format=",.1f"),
         alt.Tooltip("optimal_share:Q", title="optimal", format=".1%"),
     ]
+    top = loss_scale_top(rows)
+    enough = f"datum.judged >= {MIN_CELL_CHOICES}"
+    panel = WIDTH // 2 - 20
     return (
         alt.Chart(alt.Data(values=rows))
         .mark_rect(stroke="white")
         .encode(
             x=alt.X(
                 "bucket:O",
-                title="Turn points before the choice (250-point buckets)",
+                title="Turn points before (250-pt buckets)",
                 sort=POINT_BUCKETS,
                 scale=alt.Scale(domain=POINT_BUCKETS),
-                axis=alt.Axis(labelAngle=-40),
+                # each panel draws its own title: never wider than the panel, so two cannot overlap
+                axis=alt.Axis(labelAngle=-40, titleLimit=panel),
             ),
             y=alt.Y(
                 "dice:O",
@@ -320,18 +392,46 @@ def decision_loss(table: pa.Table) -> alt.Chart:
                 sort=[6, 5, 4, 3, 2, 1],
                 scale=alt.Scale(domain=[6, 5, 4, 3, 2, 1]),
             ),
-            color=alt.Color("mean_loss:Q", title="Mean loss (points)", scale=alt.Scale(scheme="orangered")),
-            column=alt.Column("kind:N", title=None, sort=list(KIND_LABELS.values())),
+            color=alt.condition(
+                enough,
+                alt.Color(
+                    "mean_loss:Q",
+                    title="Mean loss (points)",
+                    scale=alt.Scale(scheme="orangered", domainMin=0, domainMax=top, clamp=True, nice=False),
+                    # the darkest colour is the clamp: that value or more
+                    legend=alt.Legend(
+                        values=[0, round(top / 2), top],
+                        labelExpr=f"datum.value >= {top:g} ? '≥ ' + datum.label : datum.label",
+                    ),
+                ),
+                alt.value(FEW_CHOICES_COLOR),
+            ),
+            column=alt.Column("kind:N", title=None, sort=list(KIND_LABELS.values()), spacing=36),
             tooltip=tooltip,
         )
         .properties(
-            width=WIDTH // 2 - 20,
+            width=panel,
             height=200,
             title=_title(
-                "Where points are given up", "Mean expected points lost per choice against the exact single-turn policy"
+                "Where points are given up",
+                "Mean expected points lost per choice against the exact single-turn policy; "
+                f"grey cells hold fewer than {MIN_CELL_CHOICES} choices",
             ),
         )
     )
+
+
+def loss_scale_top(rows: list[dict[str, Any]]) -> float:
+    """Where the decision-loss colour scale ends: the LOSS_SCALE_QUANTILE quantile (nearest
+    rank) of the mean losses of the cells with at least MIN_CELL_CHOICES choices, rounded up
+    to a whole point (at least 1)."""
+    losses = sorted(
+        r["mean_loss"] for r in rows if r["mean_loss"] is not None and (r["judged"] or 0) >= MIN_CELL_CHOICES
+    )
+    if not losses:
+        return 1.0
+    rank = min(len(losses) - 1, max(0, math.ceil(LOSS_SCALE_QUANTILE * len(losses)) - 1))
+    return float(max(1, math.ceil(losses[rank])))
 
 
 def players_by_loss(table: pa.Table, players: list[str]) -> alt.Chart:
@@ -439,7 +539,8 @@ def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
     `axis_end`), so a day of games is shown by the hour and a burst of findings shows
     where it falls, instead of one bar filling the chart."""
     dated = table.filter(pc.is_valid(table["period"]))
-    rows = _rows(dated, ["period", "period_end", "code", "findings"])
+    rows, codes, colors = group_codes(_rows(dated, ["period", "period_end", "code", "findings"]))
+    by_kind = len(codes) < len({row["code"] for row in _rows(dated, ["code"])})
     scale = alt.Scale(type="utc")
     axis = alt.Axis(format=PERIOD_FORMATS[unit], labelAngle=-40)
     if dated.num_rows:
@@ -468,11 +569,18 @@ def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
             x=alt.X("period:T", title=PERIOD_TITLES[unit], scale=scale, axis=axis),
             x2="period_end:T",
             y=alt.Y("sum(findings):Q", title="Findings (count)", axis=count_axis(top, 5), scale=count_scale(top, 5)),
-            color=alt.Color("code:N", title="Finding code", scale=alt.Scale(scheme="tableau20")),
+            color=alt.Color(
+                "code:N",
+                title="Kind of finding (codes on hover)" if by_kind else "Finding code",
+                sort=codes,
+                scale=alt.Scale(domain=codes, range=colors),
+            ),
+            order=alt.Order("rank:Q"),
             tooltip=[
                 alt.Tooltip("period:N", title=f"{unit} from (UTC)"),
-                alt.Tooltip("code:N", title="code"),
+                alt.Tooltip("code:N", title="kind" if by_kind else "code"),
                 alt.Tooltip("sum(findings):Q", title="findings", format=","),
+                *([alt.Tooltip("detail:N", title="codes")] if by_kind else []),
             ],
         )
         .properties(
@@ -485,6 +593,63 @@ def findings_over_time(table: pa.Table, unit: str) -> alt.Chart:
     )
 
 
+# Nine colours that tell apart (Tableau 10 without its grey): a code each, when there are no
+# more codes than this; else a kind of finding each (CODE_KINDS).
+CODE_COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"]
+# The kinds of finding: the rows of the findings table (pipeline.model.PRECEDENCE) a code is
+# first listed in, as the legend names them.
+CODE_KINDS = {
+    ANY_LINE: "lines unreadable or out of place",
+    ROLL: "rolls",
+    KEEP: "keeps and their points",
+    BANK: "banks and totals",
+    FARKLE: "farkles",
+    GAME_END: "game end",
+    END_OF_INPUT: "log ends early",
+    SCORESHEET: "scoresheet",
+}
+
+
+def code_kind(code: str) -> str:
+    try:
+        return CODE_KINDS[as_code(code).rows[0]]
+    except (ValueError, IndexError, KeyError):  # a code of no row (none today): its own name
+        return code
+
+
+def group_codes(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """(rows, legend entries, their colours) for findings stacked by code: one colour per code
+    when there are at most len(CODE_COLORS) codes, else one per kind of finding (code_kind:
+    never two codes sharing a colour without the legend saying so), each bar's codes and
+    counts in its tooltip ("of which"). Rows get `rank` (the stacking order: the legend's)
+    and `detail`."""
+    codes = sorted(
+        {row["code"] for row in rows},
+        key=lambda code: (FINDING_CODES.index(code) if code in FINDING_CODES else 99, code),
+    )
+    if len(codes) <= len(CODE_COLORS):
+        out = [{**row, "rank": codes.index(row["code"]), "detail": ""} for row in rows]
+        return out, codes, CODE_COLORS[: len(codes)]
+    kinds = list(dict.fromkeys(code_kind(code) for code in codes))
+    palette = {kind: CODE_COLORS[i % len(CODE_COLORS)] for i, kind in enumerate(CODE_KINDS.values())}
+    grouped: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in rows:
+        kind = code_kind(row["code"])
+        bar = grouped.setdefault(
+            (row["period"], row["period_end"], kind),
+            {"period": row["period"], "period_end": row["period_end"], "code": kind, "findings": 0, "parts": {}},
+        )
+        bar["findings"] += row["findings"]
+        bar["parts"][row["code"]] = bar["parts"].get(row["code"], 0) + row["findings"]
+    out = []
+    for bar in grouped.values():
+        parts = bar.pop("parts")
+        bar["detail"] = ", ".join(f"{code} {n:,}" for code, n in sorted(parts.items(), key=lambda kv: (-kv[1], kv[0])))
+        bar["rank"] = kinds.index(bar["code"])
+        out.append(bar)
+    return out, kinds, [palette.get(kind, "#bab0ac") for kind in kinds]
+
+
 # --------------------------------------------------------------------------- dice faces
 FACES = [f"face_{i}" for i in range(1, 7)]
 
@@ -492,7 +657,7 @@ FACES = [f"face_{i}" for i in range(1, 7)]
 def dice_faces(table: pa.Table, players: list[str]) -> alt.LayerChart:
     """Share of dice showing each face, against 1/6, with Pearson's chi-square test
     (stats table dice_fairness)."""
-    rows = _keyed(table, [*FACES, "dice", "chi2", "p_value"], players)
+    rows = _with_p_text(_keyed(table, [*FACES, "dice", "chi2", "p_value"], players))
     who = player_picker("dice_player", players)
     base = alt.Chart().transform_filter(alt.datum.who == who)
     tooltip = [
@@ -527,7 +692,7 @@ def dice_faces(table: pa.Table, players: list[str]) -> alt.LayerChart:
         base.mark_text(align="right", baseline="top", x="width", y=4, fontSize=12)
         .encode(text="label:N")
         .transform_calculate(
-            label="datum.dice > 0 ? 'chi² = ' + format(datum.chi2, '.1f') + ' (5 df), p = ' + format(datum.p_value, '.2g')"
+            label="datum.dice > 0 ? 'chi² = ' + format(datum.chi2, '.1f') + ' (5 df), p = ' + datum.p_text"
             " + ' over ' + format(datum.dice, ',') + ' dice' : 'no dice rolled'"
         )
     )
@@ -574,7 +739,8 @@ def thinned_turns(turns: pa.Table, limit: int = DISPUTE_MAX_TURNS) -> pa.Table:
 def dispute_totals(turns: pa.Table) -> alt.LayerChart:
     """One game's running totals per player, turn by turn (report table game_turns of one
     game): by the dice as a wide pale step line, claimed as a thin dashed one drawn on top,
-    so a claim that agrees with the dice still shows; red diamonds mark turns with findings.
+    so a claim that agrees with the dice still shows; red-ringed diamonds in a player's colour
+    mark the findings about that player (finding_marks).
 
     The legend draws both kinds of line; the axes leave room around the first and last turn
     and above the highest total, so no marker is cut at the edge."""
@@ -652,23 +818,39 @@ def dispute_totals(turns: pa.Table) -> alt.LayerChart:
             )
         )
 
+    found = finding_marks(turns, rows)
     marks = (
-        alt.Chart()
-        .transform_filter(alt.datum.codes != "")
-        .mark_point(shape="diamond", size=160, filled=True, color="#c0392b", opacity=0.9, clip=False)
-        .encode(x=x, y=alt.Y("claimed_total:Q", title=y_title, scale=y_scale), tooltip=tooltip)
+        alt.Chart(alt.Data(values=found))
+        .mark_point(shape="diamond", size=170, filled=True, stroke=FINDING_RED, strokeWidth=2.5, opacity=1, clip=False)
+        .encode(
+            x=x,
+            y=alt.Y("total:Q", title=y_title, scale=y_scale),
+            color=color,  # the player's own colour (the lines' legend), ringed in red
+            shape=alt.Shape(
+                "mark:N",
+                title=None,
+                scale=alt.Scale(domain=[FINDING_MARK], range=["diamond"]),
+                legend=alt.Legend(symbolFillColor="#ffffff", symbolStrokeColor=FINDING_RED, symbolStrokeWidth=2.5),
+            ),
+            tooltip=[
+                alt.Tooltip("player:N", title="finding about"),
+                alt.Tooltip("codes:N", title="findings"),
+                alt.Tooltip("where:N", title="at"),
+                alt.Tooltip("in_turn:N", title="in the turn of"),
+                alt.Tooltip("total:Q", title="their total claimed then", format=","),
+            ],
+        )
     )
-    return alt.layer(  # type: ignore[return-value]  # .properties() is typed for any chart
-        ledger("corrected_total", "by the dice", 0.45),
-        ledger("claimed_total", "claimed", 1.0),
-        marks,
-        data=alt.Data(values=rows),
-    ).properties(
+    layers = [ledger("corrected_total", "by the dice", 0.45), ledger("claimed_total", "claimed", 1.0)]
+    if found:
+        layers.append(marks)  # its own rows: one per turn and player a finding names
+    return alt.layer(*layers, data=alt.Data(values=rows)).properties(  # type: ignore[return-value]  # .properties() is typed for any chart
         width=WIDTH + 140,
         height=HEIGHT,
         title=_title(
             "Totals turn by turn",
-            "By the dice (wide, pale) and as claimed (dashed, on top); red diamonds: turns with findings"
+            "By the dice (wide, pale) and as claimed (dashed, on top); diamonds: findings, on the line of the "
+            "player each names, in that player's colour"
             + (
                 f" (of {played:,} turns, {turns.num_rows:,} drawn: spread evenly, each player's last, "
                 "and those with findings as room allows)"
@@ -782,6 +964,45 @@ def race_loss(table: pa.Table, players: list[str]) -> alt.LayerChart:
             "Bar: the middle half of a player's games; line: 10th to 90th percentile; tick: median",
         ),
     )
+
+
+FINDING_RED = "#c0392b"
+FINDING_MARK = "finding"
+
+
+def finding_marks(turns: pa.Table, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One diamond per turn and player named by its findings, at that player's claimed total
+    then (their latest turn up to this one), so it sits on their line, not on whoever's turn
+    it was. A finding that names no player of the game marks the turn's player."""
+    has_list = "finding_list" in turns.column_names
+    columns = ["position", "player", "turn", "claimed_total", "codes"] + (["finding_list"] if has_list else [])
+    played = sorted(_rows(turns, columns), key=lambda r: r["position"])
+    seats = {r["player"] for r in played}
+    totals: dict[str, int | None] = {}
+    marks = []
+    for turn in played:
+        totals[turn["player"]] = turn["claimed_total"]
+        findings = turn.get("finding_list") or []
+        if not findings and turn["codes"]:  # a table without the list: the turn's own player
+            findings = [{"player": turn["player"], "code": code, "seq": None} for code in turn["codes"].split(", ")]
+        named: dict[str, list[dict[str, Any]]] = {}
+        for f in findings:
+            who = f.get("player") if f.get("player") in seats else turn["player"]
+            named.setdefault(who, []).append(f)
+        for who, theirs in named.items():
+            seqs = [f"seq {f['seq']}" for f in theirs if f.get("seq") is not None]
+            marks.append(
+                {
+                    "position": turn["position"],
+                    "player": who,
+                    "total": totals.get(who) or 0,
+                    "codes": ", ".join(dict.fromkeys(f["code"] for f in theirs)),
+                    "where": ", ".join(dict.fromkeys(seqs)),
+                    "in_turn": f"{turn['player']}, turn {turn['turn']}",
+                    "mark": FINDING_MARK,
+                }
+            )
+    return marks
 
 
 # --------------------------------------------------------------------------- snapshots

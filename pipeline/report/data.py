@@ -26,6 +26,7 @@ from pipeline.report.league import LeagueData, gather_league
 from pipeline.stats import TABLE_NAMES, Filters, League, run, session
 from pipeline.stats.runner import PYTHON_MODELS, Model, load_models, set_variables, steps
 from pipeline.errors import UserError
+from pipeline.report.sheet import SheetView, check
 
 REPORT_SQL_DIR = Path(str(files("pipeline.report"))) / "sql"
 
@@ -81,6 +82,7 @@ class ReportData:
     detailed_games: list[str] = field(default_factory=list)  # ids, in page order
     dispute_game: str | None = None  # --game: the game whose full timeline leads the page
     league: LeagueData | None = None  # standings, ratings, head to head, player panels (not with --game)
+    sheet: SheetView | None = None  # --scoresheet: a hand-kept sheet shown beside the dispute game
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -111,6 +113,7 @@ def gather(
     top_games: int = TOP_GAMES,
     league: League = League(),
     progress: Callable[..., None] | None = None,
+    scoresheet: tuple[str, str] | None = None,
 ) -> ReportData:
     """Run every model the page needs over one DuckDB session.
 
@@ -119,6 +122,8 @@ def gather(
     has no such game, DatasetError if `dataset` is not a dataset. `league`: the standings'
     --min-games and the trends' period (NoRatedPlayer when --min-games leaves nobody).
     `progress` is told the tables as they are computed (pipeline.stats.runner.Steps).
+    `scoresheet`: (name, CSV text) of a hand-kept sheet of that game, checked against its
+    stored turns and shown beside them (SheetError if the sheet has no row of it).
     """
     ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
     if dispute_game is not None:
@@ -155,6 +160,11 @@ def gather(
                     league_data = gather_league(
                         con, models, filters, league, stats.get("blunders"), f"dataset {ds.path}", judged
                     )
+    sheet = None
+    if scoresheet is not None and dispute_game is not None:
+        turns = games["game_turns"]
+        mine = turns.filter(pc.equal(turns["game_id"], dispute_game)).to_pylist()
+        sheet = check(scoresheet[0], scoresheet[1], dispute_game, mine)
     summary = stats["player_summary"]
     per_player = summary.filter(pc.equal(summary["scope"], "player"))
     ranked = per_player.sort_by([("turns", "descending"), ("player", "ascending")])
@@ -169,6 +179,7 @@ def gather(
         detailed_games=detailed,
         dispute_game=dispute_game,
         league=league_data,
+        sheet=sheet,
     )
 
 

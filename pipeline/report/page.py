@@ -29,6 +29,9 @@ import pyarrow.compute as pc
 from pipeline.report import charts
 from pipeline.report.data import LEADERBOARD_ROWS, ReportData, game_rows
 from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
+from pipeline.report.sheet import SheetView
+from pipeline.report.verdict import verdict
+from pipeline.stats.significance import ALPHA, format_p
 
 CSP = (
     "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
@@ -61,8 +64,9 @@ SECTIONS: dict[str, str] = {
 HOW_TO_READ: dict[str, str] = {
     "bust": (
         "Each dot is the share of rolls with that many dice that scored nothing, the blue bar its 95 % "
-        "interval, the red tick the exact odds of the rules played. A tick outside its bar means the "
-        "dice, or the logs, behave unlike fair dice would."
+        "interval, the red tick the exact odds of the rules played. Hover for the exact test: a row is "
+        "flagged when its p-value, corrected for testing every player and dice count at once (Holm), is "
+        "below 0.05; a tick just outside a short bar of few rolls is no evidence on its own."
     ),
     "turns": (
         "The bars spread the finished turns over their points; the red bar is the turns lost to a "
@@ -71,12 +75,15 @@ HOW_TO_READ: dict[str, str] = {
     "decisions": (
         "Each cell is one situation after a keep: how many dice were left to roll and how many points "
         "the turn held. Dark cells are where players mostly banked, pale ones where they rolled on; "
-        "hover for the counts, as cells with few choices can mislead."
+        f"grey cells saw fewer than {charts.MIN_CELL_CHOICES} choices and show their count instead, as "
+        "a share of one or two choices says nothing. Hover for the counts."
     ),
     "quality_state": (
         "Each cell is one situation: on the left the keeps taken from rolls of that many dice, on the right "
         "the bank-or-roll choices with that many dice left to roll, by the turn's points before the choice. "
-        "Darker cells give up more expected points per choice; hover for how many choices a cell holds."
+        "Darker cells give up more expected points per choice; the darkest colour means that much or more "
+        "(the scale ends at the 95th percentile of the cells, so one extreme cell cannot pale the rest), and "
+        f"grey cells hold fewer than {charts.MIN_CELL_CHOICES} choices. Hover for how many choices a cell holds."
     ),
     "quality_players": (
         "Each bar is a player's mean loss: the expected points, by the single-turn model, that their keeps "
@@ -100,17 +107,18 @@ HOW_TO_READ: dict[str, str] = {
     "findings_over_time": (
         "Bars stack the findings of each period, placed by the time of the line they are about (or the "
         "start of their game when that line has no time); the axis spans every game covered, so a tall "
-        "bar points at a period worth a closer look."
+        "bar points at a period worth a closer look. A colour is a code, or, when there are more codes "
+        f"than {len(charts.CODE_COLORS)} distinct colours, a kind of finding (hover for its codes)."
     ),
     "dice": (
         "Bars show how often each face came up; with fair dice every bar sits near the dashed 1/6 line. "
-        "The p-value is the chance that fair dice show an imbalance at least this large: below 0.001 "
-        "is suspicious, though among many players a few small p-values happen by chance."
+        "The p-value is the chance that fair dice show an imbalance at least this large (exact up to 100 "
+        "dice); the table below corrects it for testing every player at once."
     ),
     "dispute": (
         "Each step is a player's banked total after a turn: the wide pale line as the dice allow, the thin "
-        "dashed line on top as claimed in the log. Where the two lines part, a claim was wrong; red diamonds "
-        "mark turns with findings."
+        "dashed line on top as claimed in the log. Where the two lines part, a claim was wrong. A red-ringed "
+        "diamond marks a finding, on the line and in the colour of the player it names; hover for the codes."
     ),
 }
 
@@ -145,7 +153,8 @@ def fmt_num(value: Any, digits: int = 0) -> str:
 
 
 def fmt_p(value: Any) -> str:
-    return "–" if value is None else f"{float(value):.2g}"
+    """A p-value the one way every output prints it (significance.format_p)."""
+    return format_p(None if value is None else float(value), missing="–")
 
 
 def plural(n: Any, word: str, words: str | None = None) -> str:
@@ -338,7 +347,7 @@ def quality_note(data: ReportData) -> str:
         )
     return (
         '<p class="notes"><b>A single-turn model.</b> Choices are judged against the exact play that maximises '
-        "the points banked in one turn (pipeline.strategy): farkle penalties and the race to the target are "
+        "the points banked in one turn: farkle penalties and the race to the target are "
         f"outside it, so a player near the target or facing a penalty can be right to play otherwise."
         f"{esc(counts)}</p>"
     )
@@ -426,16 +435,20 @@ def fairness_table(data: ReportData) -> str:
     if not lowest:
         return ""
     rows = "".join(
-        f'<tr class="{"flag" if r["p_value"] < 0.001 else ""}"><th scope="row">{esc(r["player"])}</th>'
-        f'<td>{fmt_int(r["dice"])}</td><td>{fmt_num(r["chi2"], 1)}</td><td>{fmt_p(r["p_value"])}</td></tr>'
+        f'<tr class="{"flag" if r.get("off") else ""}"><th scope="row">{esc(r["player"])}</th>'
+        f'<td>{fmt_int(r["dice"])}</td><td>{fmt_num(r["chi2"], 1)}</td><td>{fmt_p(r["p_value"])}</td>'
+        f'<td>{fmt_p(r.get("p_adjusted"))}</td></tr>'
         for r in lowest
     )
     return (
         "<h3>Least uniform dice, by player</h3>"
         '<table class="compact"><thead><tr><th>player</th><th>dice rolled</th><th>chi² (5 df)</th>'
-        f"<th>p-value</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<th>p-value</th><th>corrected for {plural(players.num_rows, 'player')}</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
         f'<p class="how">The {len(lowest)} players whose faces stray furthest from uniform, smallest p-value '
-        "first; rows below 0.001 are highlighted.</p>"
+        "first. The p-value is exact up to 100 dice; the corrected one (Holm's) allows for testing every player "
+        f"at once, and a row is highlighted when it is below {ALPHA:g}: among many fair players a few small "
+        "p-values happen by chance, a highlighted row does not.</p>"
     )
 
 
@@ -513,24 +526,68 @@ def _finding_html(f: dict) -> str:
     return f'<div class="finding {esc(f["severity"])}"><code>{esc(f["code"])}</code> {esc(f["message"])}</div>'
 
 
-def turns_table(turns: list[dict], caption: str) -> str:
+def _span(first: Any, last: Any) -> str:
+    if first is None:
+        return "–"
+    return f"{first}" if first == last else f"{first}–{last}"
+
+
+def _lines(t: dict) -> str:
+    """The log lines of a turn's events; with the file names when the game's lines are in
+    several files (a game split across files)."""
+    if t.get("first_line") is None:
+        return "–"
+    if (t.get("line_files") or 1) > 1:
+        return f"{esc(t['first_file'])}:{t['first_line']}–{esc(t['last_file'])}:{t['last_line']}"
+    return _span(t["first_line"], t["last_line"])
+
+
+def _sheet_cell(sheet: SheetView, t: dict) -> str:
+    """The sheet's row for the turn: its points and total, each struck through where the
+    dice say otherwise, with the sheet's line; or that the sheet has no row for it."""
+    row = sheet.for_turn(t["player"], t["turn"])
+    if row is None:
+        if t["outcome"] == "open":
+            return '<td class="sheet">–</td>'
+        return '<td class="sheet flag">no row on the sheet</td>'
+    wrong = bool(sheet.findings_at(line=row.line))
+    points = esc(fmt_int(row.points))
+    total = esc(fmt_int(row.total))
+    if row.points != t["corrected_points"]:
+        points = f'<span class="wrong">{points}</span>'
+    if row.total != t["corrected_total"]:
+        total = f'<span class="wrong">{total}</span>'
+    return f'<td class="sheet{" flag" if wrong else ""}">{points} / {total} <small>line {row.line}</small></td>'
+
+
+def turns_table(turns: list[dict], caption: str, sheet: SheetView | None = None) -> str:
     body = []
     for t in turns:
         severity = "error" if t["errors"] else ("warning" if t["finding_list"] else "")
         rolls = "".join(_roll_html(r) for r in t["roll_list"]) or "–"
         findings = "".join(_finding_html(f) for f in t["finding_list"])
+        if sheet is not None:
+            row = sheet.for_turn(t["player"], t["turn"])
+            mine = sheet.findings_at(line=row.line) if row is not None else []
+            if row is None and t["end_seq"] is not None:
+                mine = sheet.findings_at(seq=t["end_seq"], code="sheet_missing_turn")
+            findings += "".join(_finding_html(f.to_dict()) for f in mine)
         body.append(
             f'<tr class="{severity}" id="{esc(t["game_id"])}-seq-{t["start_seq"]}">'
-            f'<td>{t["position"]}</td><th scope="row">{esc(t["player"])} <small>turn {t["turn"]}</small></th>'
+            f'<td>{t["position"]}</td><td class="seq">{_span(t["start_seq"], t["end_seq"])}</td>'
+            f'<td class="seq">{_lines(t)}</td>'
+            f'<th scope="row">{esc(t["player"])} <small>turn {t["turn"]}</small></th>'
             f"<td>{rolls}</td><td>{esc(t.get('outcome_label') or t['outcome'])}</td>"
             f'<td>{_points(t["claimed_points"], t["corrected_points"])}</td>'
             f'<td>{_points(t["claimed_total"], t["corrected_total"])}</td>'
-            f"<td>{findings}</td></tr>"
+            + (_sheet_cell(sheet, t) if sheet is not None else "")
+            + f"<td>{findings}</td></tr>"
         )
+    sheet_head = "<th>scoresheet: points / total</th>" if sheet is not None else ""
     return (
-        '<div class="scroll"><table class="timeline"><thead><tr><th>#</th><th>player</th>'
+        '<div class="scroll"><table class="timeline"><thead><tr><th>#</th><th>seq</th><th>line</th><th>player</th>'
         "<th>rolls (dice → kept: points)</th><th>outcome</th><th>points: claimed → by the dice</th>"
-        "<th>total: claimed → by the dice</th><th>findings</th></tr></thead>"
+        f"<th>total: claimed → by the dice</th>{sheet_head}<th>findings</th></tr></thead>"
         f'<tbody>{"".join(body)}</tbody></table></div><p class="how">{esc(caption)}</p>'
     )
 
@@ -549,7 +606,46 @@ def result_table(seats: list[dict]) -> str:
     )
 
 
-def game_detail(data: ReportData, game_id: str, full: bool) -> str:
+def dispute_verdict(data: ReportData) -> str:
+    game_id = data.dispute_game or ""
+    return game_verdict(
+        game_rows(data, "game_players", game_id),
+        game_rows(data, "game_turns", game_id),
+        game_rows(data, "game_findings", game_id),
+    )
+
+
+def game_verdict(seats: list[dict], turns: list[dict], loose: list[dict]) -> str:
+    findings = [f for t in turns for f in t["finding_list"]] + loose
+    meta = seats[0] if seats else {}
+    return f'<p class="verdict"><b>{esc(verdict(seats, findings, bool(meta.get("complete"))))}</b></p>'
+
+
+SHEET_EXTRA_ROWS = 10  # sheet rows matching no turn listed one by one; the rest are counted
+
+
+def sheet_notes(sheet: SheetView) -> str:
+    """The sheet's verdict, its hint, and what matched no turn (extra rows, unreadable ones)."""
+    parts = [f'<p class="notes sheet-verdict">{esc(sheet.summary())}</p>']
+    parts += [f'<p class="notes hint">Hint: {esc(hint)}</p>' for hint in sheet.hints]
+    extra = [f for f in sheet.findings if f.code == "sheet_extra_turn"]
+    if extra:
+        shown = "".join(_finding_html(f.to_dict()) for f in extra[:SHEET_EXTRA_ROWS])
+        more = len(extra) - SHEET_EXTRA_ROWS
+        if more > 0:
+            shown += f'<p class="note">and {plural(more, "more row")} like these.</p>'
+        parts.append("<h4>Scoresheet rows that match no turn</h4>" + shown)
+    if sheet.problems:
+        parts.append(
+            "<h4>Scoresheet rows that could not be read</h4>"
+            + "".join(f'<div class="finding error">line {p.line}: {esc(p.reason)}</div>' for p in sheet.problems)
+        )
+    return "".join(parts)
+
+
+def game_detail(data: ReportData, game_id: str, full: bool, with_verdict: bool = True) -> str:
+    """A game's result, findings and turns (`full`: every turn, else those with findings);
+    `with_verdict`: starting with its verdict (the dispute view says it above its chart)."""
     seats = game_rows(data, "game_players", game_id)
     turns = game_rows(data, "game_turns", game_id)
     loose = game_rows(data, "game_findings", game_id)
@@ -559,7 +655,11 @@ def game_detail(data: ReportData, game_id: str, full: bool) -> str:
         f"{esc(meta.get('started') or '–')} to {esc(meta.get('ended') or '–')} UTC; "
         f"{_how_ended(meta)}."
     )
-    parts = [f'<p class="notes">{facts}</p>', result_table(seats)]
+    sheet = data.sheet if full and data.sheet is not None and data.sheet.game_id == game_id else None
+    parts = [game_verdict(seats, turns, loose)] if with_verdict else []
+    parts += [f'<p class="notes">{facts}</p>', result_table(seats)]
+    if sheet is not None:
+        parts.append(sheet_notes(sheet))
     if loose:
         parts.append("<h4>Findings about the whole game</h4>" + "".join(_finding_html(f) for f in loose))
     if full:
@@ -567,9 +667,12 @@ def game_detail(data: ReportData, game_id: str, full: bool) -> str:
             "<h4>Turn by turn</h4>"
             + turns_table(
                 turns,
-                "One row per turn, in the order played: every roll's dice, what was kept and the points claimed "
-                "for it (with what the dice were worth where they differ), then the turn's points and the banked "
-                "total, claimed → by the dice. Rows with findings are highlighted.",
+                "One row per turn, in the order played: its seq and log lines, every roll's dice, what was kept "
+                "and the points claimed for it (with what the dice were worth where they differ), then the turn's "
+                "points and the banked total, claimed → by the dice"
+                + ("; the scoresheet's row beside it (struck through where the dice say otherwise)" if sheet else "")
+                + ". Rows with findings are highlighted.",
+                sheet,
             )
         )
     else:
@@ -746,7 +849,9 @@ def section_bodies(data: ReportData, figs: dict[str, list[Figure | str]]) -> dic
     if data.dispute_game is not None:
         return {
             "overview": overview(data),
-            "dispute": charts_of("dispute") + game_detail(data, data.dispute_game, full=True),
+            "dispute": dispute_verdict(data)
+            + charts_of("dispute")
+            + game_detail(data, data.dispute_game, full=True, with_verdict=False),
             "players": leaderboard(data),
             "quality": (
                 quality_note(data) + blunders_table(data) if "decision_quality" in data.stats else quality_missing
@@ -856,11 +961,11 @@ figure.chart[data-rendered="error"] .vega { color: #c0392b; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: right; vertical-align: top; }
-th[scope=row], thead th:first-child, td.text, th.text, .timeline td:nth-child(3), .timeline td:last-child,
+th[scope=row], thead th:first-child, td.text, th.text, .timeline td:nth-child(5), .timeline td:last-child,
 .timeline th { text-align: left; }
 table.compact td, table.leaderboard td { white-space: nowrap; }
 table.timeline { width: 100%; }
-.timeline td:nth-child(3) { min-width: 260px; }
+.timeline td:nth-child(5) { min-width: 260px; }
 .timeline td:last-child { min-width: 220px; }
 .timeline small { color: var(--muted); white-space: nowrap; }
 thead th { background: #f4f6f8; position: sticky; top: 0; }
@@ -882,6 +987,9 @@ details.game:target { outline: 2px solid var(--accent); }
 .lead { font-size: 17px; }
 tr.few th, tr.few td { color: var(--muted); }
 article.player { border-top: 1px solid var(--line); margin-top: 28px; }
+.verdict { font-size: 17px; margin: 10px 0; }
+td.seq, td.sheet { white-space: nowrap; }
+td.sheet small { color: var(--muted); }
 .empty { color: #c0392b; font-weight: 600; }
 #csp-violations:empty { display: none; }
 #csp-violations { color: #c0392b; }

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from pipeline.limits import TOO_DEEP, TOO_MANY_DIGITS
 from pipeline.errors import UserError
@@ -83,7 +83,8 @@ class Ruleset:
             return BUILTIN_RULESETS[name]
         except (KeyError, TypeError):
             raise RulesetError(
-                f"unknown ruleset {_show(name)}: built-in rulesets are {', '.join(BUILTIN_RULESETS)}"
+                f"unknown ruleset {_show(name)}{_closest(name, BUILTIN_RULESETS)}: "
+                f"built-in rulesets are {', '.join(BUILTIN_RULESETS)}"
             ) from None
 
     @classmethod
@@ -103,7 +104,9 @@ class Ruleset:
         knobs = {}
         for name, raw in overrides.items():
             if name not in KNOB_NAMES:
-                raise RulesetError(f"unknown knob {_show(name)}: knobs are base, {', '.join(KNOB_NAMES)}")
+                raise RulesetError(
+                    f"unknown knob {_show(name)}{_closest(name, KNOB_NAMES)}: knobs are base, {', '.join(KNOB_NAMES)}"
+                )
             knobs[name] = _validate_knob(name, raw)
         rules = dataclasses.replace(base, base=base_name, **knobs)
         if rules.target is None and rules.rounds is None:
@@ -249,6 +252,17 @@ def _at_most(what: str, number: int, limit: int, given: Any) -> int:
     if number > limit:
         raise RulesetError(f"{what} must be at most {limit:,} (see the limits in docs/rules.md), got {_show(given)}")
     return number
+
+
+def _closest(name: Any, known: Iterable[str]) -> str:
+    """' (did you mean standard?)' for a near miss such as 'standrad' or 'Standard', else ''."""
+    if not isinstance(name, str):
+        return ""
+    import difflib
+
+    lowered = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.6)
+    return f" (did you mean {lowered[close[0]]}?)" if close else ""
 
 
 def _show(value: Any, limit: int = 60) -> str:

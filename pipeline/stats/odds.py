@@ -127,10 +127,10 @@ def exact_odds_table(ruleset_texts: list[str | None]) -> pa.Table:
         for text, rules in readable.items()
         for dice, p in enumerate(odds[rules], start=1)
     ]
-    return _rows_table(rows, ODDS_SCHEMA)
+    return rows_table(rows, ODDS_SCHEMA)
 
 
-def _rows_table(rows: list[dict[str, object]], schema: pa.Schema) -> pa.Table:
+def rows_table(rows: list[dict[str, object]], schema: pa.Schema) -> pa.Table:
     """`rows` as an Arrow table of `schema`, read by Arrow's JSON reader. Not pa.table or
     pa.array of Python lists: pyarrow then imports pandas (slow to import) only to ask whether a list is a pandas object. Floats go through their shortest repr,
     which reads back as the same double."""

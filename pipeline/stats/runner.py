@@ -14,7 +14,8 @@ stg/int/fct models become temporary views, or temporary tables when their first 
 depends on are built. `sql/macros.sql` (shared macros) runs first.
 
 A few models are computed in Python from other models' rows (PYTHON_MODELS): the ratings,
-whose every game updates the ratings the next one starts from, which SQL cannot say. The
+whose every game updates the ratings the next one starts from, which SQL cannot say, and the
+exact tests of the bust rates and dice faces (distributions SQL has no function for). The
 SQL names them like any model; `build` runs their inputs, calls the function and registers
 the Arrow table it returns under the model's name.
 
@@ -79,6 +80,11 @@ PYTHON_MODELS: dict[str, Model] = {
             "python",
             ("int_race_judge_input", "int_race_turns", "int_race_rulesets"),
             "pipeline.solved.judge:race_choices",
+        ),
+        # exact tests and Holm's correction over the counts (docs/stats.md)
+        Model("bust_rate_tests", "", "python", ("fct_roll_counts",), "pipeline.stats.significance:bust_rate_tests"),
+        Model(
+            "dice_fairness_tests", "", "python", ("fct_dice_faces",), "pipeline.stats.significance:dice_fairness_tests"
         ),
     )
 }

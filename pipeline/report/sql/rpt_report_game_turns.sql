@@ -1,8 +1,11 @@
 -- Report (report page): the turn-by-turn timeline of the games of getvariable('r_games'):
 -- each turn's rolls (dice, what was kept, the points claimed for the keep and what the dice
 -- were worth), its claimed and corrected points and running totals, and its findings
--- (finding_list; codes: their distinct codes, comma-separated). outcome_label says when the
--- turn's ending line was lost and replay supplied the end the log implies (end_implied).
+-- (finding_list, each with the player it names and its file and line; codes: their distinct
+-- codes, comma-separated), the log lines of its events (first_line..last_line, in line_files
+-- files: first_file..last_file; an implied end's revealing roll is the next turn's).
+-- outcome_label says when the turn's ending line was lost and replay supplied the end the
+-- log implies (end_implied).
 with turns as (
     select
         game_id::varchar as game_id,
@@ -44,13 +47,32 @@ rolls as (
     group by all
 ),
 
+lines as (
+    -- the log lines of each turn's events (seq start_seq..end_seq): the turn table's line column
+    select
+        turns.game_id,
+        turns.start_seq,
+        min(events.source_line)::bigint as first_line,
+        max(events.source_line)::bigint as last_line,
+        count(distinct events.source_file) as files,
+        min(events.source_file)::varchar as first_file,
+        max(events.source_file)::varchar as last_file
+    from turns
+    inner join src_events as events
+        on events.game_id = turns.game_id
+       and events.seq between turns.start_seq
+           and coalesce(case when turns.end_implied then turns.end_seq - 1 else turns.end_seq end, turns.start_seq)
+    where list_contains(getvariable('r_games')::varchar[], events.game_id)
+    group by all
+),
+
 findings as (
     select
         game_id,
         turn_start_seq,
         list(
             struct_pack(seq := seq, code := code, severity := severity, message := message,
-                        claimed := claimed, expected := expected)
+                        claimed := claimed, expected := expected, player := player, file := file, line := line)
             order by seq, code
         ) as finding_list,
         count(*) filter (where severity = 'error') as errors,
@@ -68,6 +90,11 @@ final as (
         turns.turn,
         turns.start_seq,
         turns.end_seq,
+        lines.first_line,
+        lines.last_line,
+        lines.files as line_files,
+        lines.first_file,
+        lines.last_file,
         turns.outcome,
         turns.end_implied,
         case
@@ -90,6 +117,8 @@ final as (
         on turns.game_id = rolls.game_id and turns.player = rolls.player and turns.turn = rolls.turn
     left join findings
         on turns.game_id = findings.game_id and turns.start_seq = findings.turn_start_seq
+    left join lines
+        on turns.game_id = lines.game_id and turns.start_seq = lines.start_seq
 )
 
 select * from final
