@@ -269,20 +269,7 @@ def block_columns(
         order = np.argsort(line, kind="stable")
         at = np.empty_like(order)
         at[order] = np.arange(len(order))
-        for name in (
-            "slot",
-            "code",
-            "seq",
-            "name",
-            "key",
-            "ndice",
-            "points",
-            "total",
-            "has_total",
-            "running",
-            "abandoned",
-        ):
-            setattr(cols, name, getattr(cols, name)[order])
+        cols.reorder(order)
         first = itemgetter(0)
         cols.starts = sorted(((base + int(at[p - base]), g, pl, r) for p, g, pl, r in cols.starts), key=first)
         cols.ends = sorted(((base + int(at[p - base]), *rest) for p, *rest in cols.ends), key=first)

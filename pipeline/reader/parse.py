@@ -96,10 +96,14 @@ def long_line_reject(file: str, line: int, size: int, head: bytes, limit: int) -
 _CR_BETWEEN_OBJECTS = re.compile(rb"\}[ \t]*\r[ \t]*\{")
 
 
-def _line_endings_hint(raw: bytes) -> str:
+def _line_endings_hint(raw: bytes | str) -> str:
     """What to do about a line that is several events ended by carriage returns alone (a
-    file that is not sniffed, such as stdin, reaches the parser whole)."""
-    if _CR_BETWEEN_OBJECTS.search(raw[:LONG_LINE_HEAD]) is None:
+    file that is not sniffed, such as stdin, reaches the parser whole). `raw` may be text
+    (parse_line takes a str too)."""
+    head = raw[:LONG_LINE_HEAD]
+    if isinstance(head, str):
+        head = head.encode("utf-8", "surrogateescape")
+    if _CR_BETWEEN_OBJECTS.search(head) is None:
         return ""
     return f"; its events are separated by carriage returns (\\r) alone, old Mac line endings: {OLD_MAC_FIX}"
 

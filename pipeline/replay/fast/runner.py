@@ -11,7 +11,7 @@ disagree about how a result reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -68,6 +68,14 @@ class EventColumns:
 
     def __len__(self) -> int:
         return len(self.slot)
+
+    def reorder(self, order: np.ndarray) -> None:
+        """Every per-event column taken in `order` (the starts and ends are the caller's):
+        found by type, so a column added to the batch cannot be left in the old order."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                setattr(self, f.name, value[order])
 
 
 @dataclass
