@@ -57,6 +57,7 @@ MATERIALIZED_TABLE = "-- materialized: table"
 # What DuckDB may hold in memory before it spills to disk. With Python, Arrow and the
 # allocator's slack on top, the whole process stays under 1 GiB on a 20 M-event dataset.
 MEMORY_LIMIT = "600MB"
+LIMIT_VARIABLE = "x_memory_limit"
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ PYTHON_MODELS: dict[str, Model] = {
             "int_race_choices",
             "",
             "python",
-            ("int_race_judge_input", "int_race_rulesets"),
+            ("int_race_judge_input", "int_race_turns", "int_race_rulesets"),
             "pipeline.solved.judge:race_choices",
         ),
         # exact tests and Holm's correction over the counts (docs/stats.md)
@@ -162,6 +163,8 @@ def connect(dataset: Dataset) -> duckdb.DuckDBPyConnection:
         raise
     try:
         con.execute("set enable_progress_bar = false")  # DuckDB's own bar on stderr: not ours to print
+        # the limit as given and as shown (rounded): release_memory sets it back exactly
+        con.execute(f"set variable {LIMIT_VARIABLE} = [?, current_setting('memory_limit')]", [setting or MEMORY_LIMIT])
         if dataset.remote:  # on an object store: DuckDB reads the files through fsspec
             from pipeline import storage
 
@@ -223,6 +226,7 @@ def build(con: duckdb.DuckDBPyConnection, names: list[str], models: dict[str, Mo
             continue  # a report asked for is run, not stored
         if model.materialized == "python":
             inputs = {dep: con.sql(f"select * from {dep}").to_arrow_table() for dep in model.depends_on}
+            release_memory(con)
             rows = python_function(model)(inputs)
             con.register(name, rows)
         else:
@@ -232,6 +236,27 @@ def build(con: duckdb.DuckDBPyConnection, names: list[str], models: dict[str, Mo
         if name in CACHED_MODELS:
             model_cache.store(model_cache.lookup(con, name, _texts(name, models))[0], rows)
         existing.add(name)
+
+
+def release_memory(con: duckdb.DuckDBPyConnection) -> None:
+    """Hand back the memory DuckDB keeps for reuse (freed blocks it holds up to the limit: a
+    few hundred MB after judging millions of choices) before Python works on its own copy of
+    the rows: lowering the limit to what is in use makes DuckDB free the rest, then the limit
+    is set back exactly as `connect` gave it. A limit changed since is left alone (DuckDB
+    shows it rounded, so it could not be set back exactly); nothing in use is evicted; an
+    error changes nothing."""
+    try:
+        (row,) = con.execute(
+            f"select current_setting('memory_limit'), getvariable('{LIMIT_VARIABLE}'), "
+            "(select coalesce(sum(memory_usage_bytes), 0) from duckdb_memory())"
+        ).fetchall()  # fetched to the end: an unfinished result would block the next call
+        if row[1] is None or row[0] != row[1][1]:
+            return
+        given, used = row[1][0], row[2]
+        con.execute(f"set memory_limit = '{int(used) + (64 << 20)}B'")
+        con.execute(f"set memory_limit = '{given}'")
+    except duckdb.Error:
+        pass
 
 
 def _texts(name: str, models: dict[str, Model]) -> list[str]:
