@@ -135,7 +135,7 @@ def _judge_batch(
     present = [int(rids[0])] if n and (rids == rids[0]).all() else [int(r) for r in np.unique(rids)]
     for rid in present:
         if rid not in judges:
-            judges[rid] = _judge_for(rulesets.get(rid), messages)
+            judges[rid] = _code_or_judge(judge_for(rulesets.get(rid)), messages)
         judge = judges[rid]
         if isinstance(judge, int):  # a code of `messages`: not judged
             why[rids == rid] = judge
@@ -276,17 +276,36 @@ def _arrow(values: np.ndarray, kind: pa.DataType, valid: np.ndarray | None = Non
     return pa.Array.from_buffers(kind, len(values), [mask, data], null_count=nulls)
 
 
-def _judge_for(text, messages: list) -> "_Judge | int":
-    """The judge of one ruleset, or the code of why its choices are not judged."""
+@lru_cache(maxsize=8)
+def judge_for(text) -> "_Judge | str":
+    """The judge of one ruleset (its tables loaded, its compiled loop ready), or why its
+    choices are not judged; kept for the process, so that `preload` can make it early."""
     try:
         rules = Ruleset.from_value(json.loads(text))
     except (TypeError, ValueError, RulesetError):
-        return UNREADABLE
+        return "the ruleset cannot be read"
     reason = race_model.refusal(rules)
     if reason is not None:
-        messages.append(reason)
-        return len(messages) - 1
-    return _Judge(rules)
+        return reason
+    judge = _Judge(rules)
+    judge.warm()
+    return judge
+
+
+def _code_or_judge(found: "_Judge | str", messages: list) -> "_Judge | int":
+    if not isinstance(found, str):
+        return found
+    if found not in messages:
+        messages.append(found)
+    return messages.index(found)
+
+
+def preload(texts: Iterable[str]) -> None:
+    """Make the judges of these rulesets (their tables read, the compiled loop loaded from
+    numba's cache): mostly interpreter work, which a thread does while DuckDB computes the
+    judge's input, so that the judging itself waits for none of it."""
+    for text in texts:
+        judge_for(text)
 
 
 @dataclass(frozen=True)
@@ -345,6 +364,13 @@ class _Judge:
         self.solved = race(rules)
         self.keeps = keep_index(rules, self.solved.granularity)
         self.starts, self.rolls = turn_rolls(rules)
+
+    def warm(self) -> None:
+        """Load the compiled loop and the final turn's tables by judging no choice."""
+        i8, i4, i1, f8 = (np.zeros(0, dtype=t) for t in (np.int64, np.int32, np.int8, np.float64))
+        col = {name: np.frombuffer(b"", dtype=dtype) for name, dtype in NUMBERS.items()}  # read-only, as read in place
+        col["mover_total"], col["other_total"] = i8, i8.copy()
+        self.run(0, col, np.zeros(0, dtype=np.bool_), f8, f8.copy(), i8.copy(), i1.copy())
 
     def run(self, rid, col, judged, made, best, best_key, why) -> None:
         s, k, m, ft = self.solved, self.keeps, self.solved.moves, self.solved.final

@@ -67,6 +67,9 @@ class Model:
     materialized: str  # "view" | "table" | "query" (reports: run, not stored) | "python"
     depends_on: tuple[str, ...]
     function: str | None = None  # python models: "module:function", called with {input: table}
+    # python models: "module:function" called with the dataset's ruleset texts in a thread
+    # when a build that needs the model starts, to load what the model will need meanwhile
+    prepare: str | None = None
 
 
 # Models computed in Python: name -> (the models whose rows it reads, "module:function").
@@ -80,6 +83,7 @@ PYTHON_MODELS: dict[str, Model] = {
             "python",
             ("int_race_judge_input", "int_race_turns", "int_race_rulesets"),
             "pipeline.solved.judge:race_choices",
+            "pipeline.solved.judge:preload",
         ),
         # exact tests and Holm's correction over the counts (docs/stats.md)
         Model("bust_rate_tests", "", "python", ("fct_roll_counts",), "pipeline.stats.significance:bust_rate_tests"),
@@ -220,11 +224,15 @@ def build(con: duckdb.DuckDBPyConnection, names: list[str], models: dict[str, Mo
     for name in reversed(order):  # what the models still to build read (not what cached ones did)
         if name in needed and name not in existing:
             needed.update((models.get(name) or PYTHON_MODELS[name]).depends_on)
+    to_build = [n for n in order if n in needed and n not in existing]
+    preparing = {n: _prepare(con, PYTHON_MODELS[n]) for n in to_build if n in PYTHON_MODELS and n not in models}
     for name in order:
         model = models.get(name) or PYTHON_MODELS[name]
         if name in existing or name not in needed or (model.materialized == "query" and name in names):
             continue  # a report asked for is run, not stored
         if model.materialized == "python":
+            if (thread := preparing.get(name)) is not None:
+                thread.join()
             inputs = {dep: con.sql(f"select * from {dep}").to_arrow_table() for dep in model.depends_on}
             release_memory(con)
             rows = python_function(model)(inputs)
@@ -236,6 +244,26 @@ def build(con: duckdb.DuckDBPyConnection, names: list[str], models: dict[str, Mo
         if name in CACHED_MODELS:
             model_cache.store(model_cache.lookup(con, name, _texts(name, models))[0], rows)
         existing.add(name)
+
+
+def _prepare(con: duckdb.DuckDBPyConnection, model: Model) -> threading.Thread | None:
+    """Start the model's `prepare` in a thread (DuckDB releases the interpreter while it
+    computes the model's inputs, so the two run side by side on two cores). A failure there
+    is left for the model itself to meet and report."""
+    if model.prepare is None:
+        return None
+    texts = [row[0] for row in con.execute("select distinct ruleset::varchar from src_games").fetchall()]
+    function = python_function(Model(model.name, "", "python", (), model.prepare))
+
+    def run() -> None:
+        try:
+            function(texts)
+        except Exception:  # noqa: BLE001 - the model runs again and says what went wrong
+            pass
+
+    thread = threading.Thread(target=run, name=f"prepare {model.name}", daemon=True)
+    thread.start()
+    return thread
 
 
 def release_memory(con: duckdb.DuckDBPyConnection) -> None:
