@@ -1,5 +1,5 @@
 """The first-player line of `rules show` for the shipped rulesets, from a small JSON written
-beside each shipped table (`data/NAME.json`, by `farkle-logs rules solve NAME`) holding the
+beside each shipped table (`data/standard.json` and the like, by `farkle-logs rules solve NAME`) holding the
 ruleset and `pipeline.strategy.race.headline` of the table: showing a built-in reads a few
 hundred bytes and imports neither numpy nor the solver. Any other ruleset (or a sidecar
 that is missing or was written for other rules) goes the long way, through the table.
