@@ -1,24 +1,12 @@
--- materialized: table
 -- Fact: each player's winning chance lost in each two-player game in scope, summed over
--- their judged choices (fct_race_choices), in percentage points: the report's distribution
--- of loss per game.
-with choices as (
-    select game_no, player, race_judged, loss_pp from fct_race_choices
+-- their judged choices (fct_race_game_players), in percentage points: the report's
+-- distribution of loss per game.
+with counted as (
+    select game_no, player, choices, judged, loss_pp from fct_race_game_players
 ),
 
 games as (
     select game_id, game_no from int_games_in_scope
-),
-
-counted as (
-    select
-        game_no,
-        player,
-        count(*) as choices,
-        count(*) filter (where race_judged) as judged,
-        coalesce(sum(loss_pp) filter (where race_judged), 0.0) as loss_pp
-    from choices
-    group by game_no, player
 ),
 
 final as (

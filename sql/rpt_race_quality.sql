@@ -7,31 +7,29 @@
 --   games                games played by the player (overall: by each player) with a judged choice
 --   loss_per_game        loss_pp / games
 --   accuracy             the mean over judged choices of the macro race_accuracy of the loss
+--                        (summed per game and player in fct_race_game_players)
 --   mistakes, blunders   judged choices losing more than f_race_mistake_pp (up to
 --                        f_race_blunder_pp) and more than f_race_blunder_pp
-with choices as (
-    select * from fct_race_choices
+with games as (
+    select * from fct_race_game_players
 ),
 
 grouped as (
     select
         case when grouping(player) = 1 then 'overall' else 'player' end as scope,
         player,
-        count(*)::bigint as choices,
-        count(*) filter (where race_judged)::bigint as judged,
-        count(*) filter (where not race_judged)::bigint as not_judged,
-        count(distinct game_no::varchar || '|' || player) filter (where race_judged)::bigint as games,
-        coalesce(sum(loss_pp) filter (where race_judged), 0.0) as loss_pp,
-        avg(race_accuracy(loss_pp)) filter (where race_judged) as accuracy,
-        count(*) filter (where race_judged and loss_pp < 1e-9)::bigint as optimal,
-        count(*) filter (
-            where race_judged and loss_pp > getvariable('f_race_mistake_pp')
-            and loss_pp <= getvariable('f_race_blunder_pp')
-        )::bigint as mistakes,
-        count(*) filter (where race_judged and loss_pp > getvariable('f_race_blunder_pp'))::bigint as blunders
-    from choices
+        sum(choices)::bigint as choices,
+        sum(judged)::bigint as judged,
+        sum(choices - judged)::bigint as not_judged,
+        count(*) filter (where judged > 0)::bigint as games,
+        coalesce(sum(loss_pp), 0.0) as loss_pp,
+        sum(accuracy_sum) / nullif(sum(judged), 0) as accuracy,
+        sum(optimal)::bigint as optimal,
+        sum(mistakes)::bigint as mistakes,
+        sum(blunders)::bigint as blunders
+    from games
     group by grouping sets ((), (player))
-    having count(*) > 0
+    having sum(choices) > 0
 ),
 
 final as (

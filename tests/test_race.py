@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli.main import app
 from pipeline.rules import Ruleset
+from pipeline.solved import headline as shipped_headlines
 from pipeline.solved import tables as race_tables
 from pipeline.strategy import race
 from pipeline.strategy.advice import advise
@@ -147,6 +148,47 @@ def test_rules_solve_writes_a_table_that_loads_and_is_the_same_each_time(tmp_pat
     assert table is not None and table.w[0, 0] == race.solve_table(rules).w[0, 0]
     assert f"first player wins {table.w[0, 0]:.3%}" in first.output
     assert race_tables.decode((tmp_path / "a.npz").read_bytes(), Ruleset.builtin("standard")) is None
+    # the headline beside it, the same each time, with the table's first-player figure
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    written = json.loads((tmp_path / "a.json").read_text())
+    assert written == {"rules": rules.to_json(), "headline": race.headline(table)}
+    assert written["headline"]["first_player"] == table.w[0, 0]
+
+
+def test_shipped_headlines_are_those_of_the_shipped_tables():
+    """What `rules show` reads of a built-in is what its table gives, byte for byte as `rules
+    solve NAME` writes it (rerun it when the table or the headline's fields change)."""
+    for name in race_tables.SHIPPED:
+        rules = Ruleset.builtin(name)
+        table = race_tables.load(rules)
+        expected = shipped_headlines.sidecar(rules, race.headline(table))
+        path = shipped_headlines.sidecar_path(race_tables.shipped_path(name))
+        assert path.read_bytes() == expected, f"{name}: rerun farkle-logs rules solve {name}"
+        assert shipped_headlines.shipped_headline(rules) == race.headline(table)
+    assert shipped_headlines.shipped_headline(Ruleset.from_value(SMALL)) is None
+
+
+def test_rules_show_reads_a_builtin_from_its_headline_and_ignores_one_for_other_rules(tmp_path, monkeypatch):
+    """With the table gone, the shipped headline still gives the figure; a headline written
+    for other rules is not believed."""
+    rules = Ruleset.builtin("standard")
+    expected = shipped_headlines.shipped_headline(rules)
+    monkeypatch.setattr(race_tables, "load", lambda _rules: None)
+    monkeypatch.setattr(race_tables, "load_or_solve", lambda *_: pytest.fail("the table was read"))
+    shown = json.loads(CliRunner().invoke(app, ["rules", "show", "standard", "-f", "json"]).stdout)
+    assert expected is not None and shown["win_probability"] == expected
+    # the rules are compared as rules: a sidecar written before a knob existed still holds
+    older = json.loads(rules.to_json())
+    older.pop("rounds")  # a knob the file does not name is at its default
+    fake = tmp_path / "standard.npz"
+    fake.with_suffix(".json").write_text(json.dumps({"rules": json.dumps(older), "headline": expected}))
+    monkeypatch.setattr(shipped_headlines, "shipped_path", lambda _name: fake)
+    assert shipped_headlines.shipped_headline(rules) == expected
+    assert shipped_headlines.sidecar_path(fake) == tmp_path / "standard.json"
+    assert shipped_headlines.sidecar_path(tmp_path / "t.json") == tmp_path / "t.json.json"
+    other = shipped_headlines.sidecar(Ruleset.from_value(SMALL), {"first_player": 0.25, "players": 2})
+    fake.with_suffix(".json").write_bytes(other)
+    assert shipped_headlines.shipped_headline(rules) is None
 
 
 def test_rules_show_gives_the_first_player_advantage():

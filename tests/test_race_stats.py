@@ -10,6 +10,7 @@ import json
 import math
 import random
 
+import pyarrow as pa
 import pytest
 
 from pipeline.ingest.run import ingest
@@ -20,7 +21,7 @@ from pipeline.simulate import simulate
 from pipeline.simulate.game import Table, play_game
 from pipeline.stats import RACE_BLUNDER_PP, RACE_MISTAKE_PP, compute, run, session
 from pipeline.solved import tables as race_tables
-from pipeline.solved.judge import accuracy, dice_text
+from pipeline.solved.judge import Totals, accuracy, dice_text
 from pipeline.strategy.judge import coach_game_turns
 from pipeline.strategy.race import Race
 from pipeline.strategy.race_coach import judge_race
@@ -77,6 +78,46 @@ def test_sql_and_python_judge_every_choice_the_same(simulated):
             best = r["best_key"] if r["kind"] == "keep" else ("roll" if r["best_key"] == 1 else "bank")
             assert (dice_text(best) if r["kind"] == "keep" else best) == j.best
     assert any(r["loss_pp"] > RACE_BLUNDER_PP for r in judged_sql.values())
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_each_choice_finds_its_turns_totals_as_an_inner_join_would(dense):
+    """Totals pairs a choice with the turn of its game, player and turn (the first of two
+    alike, none for a null or unknown key), by its dense array or by binary search."""
+    rng = random.Random(5)
+    turns = [
+        (rng.randrange(0, 60) if rng.random() > 0.02 else None, rng.choice(["ana", "bo", "cy", None]),
+         rng.randrange(1, 30) if rng.random() > 0.02 else None, rng.randrange(0, 3000), rng.randrange(0, 3000))
+        for _ in range(800)
+    ]  # fmt: skip
+    table = pa.table(
+        {
+            name: [t[i] for t in turns]
+            for i, name in enumerate(("game_no", "player", "turn", "mover_total", "other_total"))
+        }
+    )
+    totals = Totals(table)
+    if not dense:
+        totals.slot = None
+    assert (totals.slot is not None) == dense
+    joined: dict = {}
+    for game, player, turn, mover, other in turns:
+        if None not in (game, player, turn):
+            joined.setdefault((game, player, turn), (mover, other))
+    choices = [
+        (rng.randrange(-1, 62), rng.choice(["ana", "bo", "cy", "dee", None]), rng.randrange(0, 32)) for _ in range(3000)
+    ]
+    batch = pa.record_batch(
+        [pa.array([c[0] for c in choices]), pa.array([c[1] for c in choices]), pa.array([c[2] for c in choices])],
+        names=["game_no", "player", "turn"],
+    )
+    found = totals.find(batch)
+    got = iter(zip(totals.mover[totals.row].tolist(), totals.other[totals.row].tolist()))
+    for choice, hit in zip(choices, found.tolist()):
+        assert hit == (choice in joined), choice
+        if hit:
+            assert next(got) == joined[choice], choice
+    assert 0 < found.sum() < len(choices)
 
 
 def test_the_report_figures_add_up(simulated):

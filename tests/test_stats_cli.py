@@ -101,6 +101,40 @@ def test_duckdb_memory_setting_and_its_spill_directory(tiny, tmp_path, monkeypat
     assert not list(tmp_path.glob("farkle-logs-duckdb-*"))
 
 
+def test_memory_released_before_a_python_model_keeps_the_limit(tiny, monkeypatch):
+    """release_memory (called before a Python model works) lowers DuckDB's limit to what is
+    in use and sets it back: the limit after is the one before, the rows the same."""
+    from pipeline.stats import run as run_model
+    from pipeline.stats import session
+    from pipeline.stats.runner import release_memory
+
+    monkeypatch.setenv("FARKLE_LOGS_DUCKDB_MEMORY", "300MB")
+    with session(tiny) as con:
+        before = run_model(con, "rpt_bust_rate_by_dice_left")
+        seen = []
+        real_execute = con.execute
+
+        class Spy:  # the connection's execute, with the limits set recorded
+            def __getattr__(self, name):
+                return getattr(con, name)
+
+            def execute(self, sql, *args):
+                if sql.startswith("set memory_limit"):
+                    seen.append(sql)
+                return real_execute(sql, *args)
+
+        limit = con.execute("select current_setting('memory_limit')").fetchone()[0]
+        release_memory(Spy())
+        assert len(seen) == 2 and seen[1] == "set memory_limit = '300MB'", seen
+        assert con.execute("select current_setting('memory_limit')").fetchone()[0] == limit
+        assert run_model(con, "rpt_bust_rate_by_dice_left").equals(before)
+        con.execute("set memory_limit = '200MB'")  # changed since connect: left alone
+        limit = con.execute("select current_setting('memory_limit')").fetchone()[0]
+        seen.clear()
+        release_memory(Spy())
+        assert not seen and con.execute("select current_setting('memory_limit')").fetchone()[0] == limit
+
+
 def test_json_with_filters(tiny):
     result = run(
         tiny,

@@ -87,6 +87,9 @@ def test_the_wheel_holds_every_file_read_at_run_time(wheel):
     wanted = {f"pipeline/sql/{p.name}" for p in (ROOT / "sql").glob("*.sql")}
     wanted |= {f"pipeline/report/sql/{p.name}" for p in (ROOT / "pipeline/report/sql").glob("*.sql")}
     wanted |= {"pipeline/engines/spark/log4j2.properties", "pipeline/py.typed"}
+    # the shipped two-player tables and the headlines `rules show` reads beside them
+    wanted |= {f"pipeline/solved/data/{p.name}" for p in (ROOT / "pipeline/solved/data").glob("*.*")}
+    assert {"pipeline/solved/data/standard.npz", "pipeline/solved/data/standard.json"} <= wanted
     assert len(wanted) > 40
     assert wanted - names == set()
 

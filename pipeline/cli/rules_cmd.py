@@ -104,8 +104,14 @@ def show_rules(
 
 
 def win_probability(rules) -> dict | None:
-    """The first-player advantage (`Race.headline`), solving the ruleset on first use with
-    a progress bar; None, with a note, when the two-player solver refuses it."""
+    """The first-player advantage (`Race.headline`): a built-in's from the file shipped beside
+    its table (no numpy, no table read), any other's from its table, solving the ruleset on
+    first use with a progress bar; None, with a note, when the two-player solver refuses it."""
+    from pipeline.solved.headline import shipped_headline
+
+    shipped = shipped_headline(rules)
+    if shipped is not None:
+        return shipped
     from pipeline.solved import tables as race_tables
     from pipeline.strategy.race import RaceUnsolved, refusal
 
@@ -154,6 +160,7 @@ def solve_rules(
     import time
 
     from pipeline.solved import tables as race_tables
+    from pipeline.solved.headline import sidecar, sidecar_path
     from pipeline.stats.cache import write_atomically
     from pipeline.strategy import race
 
@@ -163,6 +170,7 @@ def solve_rules(
         from pipeline.files import check_output_path
 
         check_output_path(out)  # before the work: a device, a link, a missing folder (exit 2)
+        check_output_path(sidecar_path(out))  # the headline written beside it
     started = time.perf_counter()
     with progress_bar("solving the two-player game") as advance:
         table = race.solve_table(rules, _progress(advance))
@@ -171,18 +179,21 @@ def solve_rules(
     path = out or (race_tables.shipped_path(name) if name else race_tables.cache_path(rules))
     if path is None:
         usage_error("the cache is off (FARKLE_LOGS_CACHE_DIR=off): say where to write the table with --out")
-    data = race_tables.encode(table)
-    write_atomically(path, data)
-    try:
-        path.chmod(0o644)  # readable by everyone, as the rest of the package
-    except OSError:
-        pass
-    if not path.exists() or path.read_bytes() != data:
-        usage_error(f"{path}: could not write the table")
+    # the table, and beside it its headline (what `rules show` reads of a built-in)
+    head = sidecar_path(path)
+    written = [(path, race_tables.encode(table)), (head, sidecar(rules, race.headline(table)))]
+    for target, data in written:
+        write_atomically(target, data)
+        try:
+            target.chmod(0o644)  # readable by everyone, as the rest of the package
+        except OSError:
+            pass
+        if not target.exists() or target.read_bytes() != data:
+            usage_error(f"{target}: could not write it")
     stdout.line(
         f"{rules.name}: first player wins {table.w[0, 0]:.3%} under best play by both, two players "
         f"({table.w.shape[0]:,} x {table.w.shape[0]:,} turn starts, fixed-point bound {table.bound:.1e}, "
-        f"{elapsed:.1f} s); wrote {path}"
+        f"{elapsed:.1f} s); wrote {path} and {head.name}"
     )
 
 

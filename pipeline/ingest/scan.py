@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pipeline.rules.jit import import_numba
+
 # keys, as the byte strings the scan compares against (index = key id)
 KEYS = (b"game_id", b"seq", b"ts", b"type", b"player", b"dice", b"points", b"total", b"turn_points")
 GAME_ID, SEQ, TS, TYPE, PLAYER, DICE, POINTS, TOTAL, TURN_POINTS = range(len(KEYS))
@@ -243,7 +245,7 @@ def compiled_functions() -> list[object]:
 def _compile(name: str):
     plain = globals()[name]
     try:
-        import numba
+        numba = import_numba()
     except ImportError:  # pragma: no cover - numba is a dependency
         return plain
     import types

@@ -6,8 +6,11 @@ winning chance after it (`pipeline.strategy.race`: win + half a tie under best p
 both, final round included), the best keep the largest over the roll's legal keeps; a bank
 or roll is worth banking's or rolling's chance. The loss is best - made, in percentage
 points. Every pair of totals' turn is solved once per ruleset and kept in the cache
-(`pipeline.solved.tables.turn_rolls`: rolling's chance at every turn-points level, float32), and each
-choice is valued from it (`race_kernel.judge_from_tables`, choices in parallel).
+(`pipeline.solved.tables.turn_rolls`: rolling's chance at every turn-points level, float32),
+and each choice is valued from it by one compiled loop (`race_kernel.judge_choices`,
+choices in parallel) that reads the input's columns where they lie: the choices come in
+as Arrow record batches of fixed-width numbers and go out as the same batches with the
+judgement added, so nothing is copied row by row and no row is joined back.
 
 A choice is judged when its single-turn state is (int_choice_values: a legal keep on the
 grid, a bank-or-roll that follows it) and the two-player one is too: both totals on the
@@ -19,6 +22,9 @@ refused rulesets are left not judged, their reason in `why`).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -26,20 +32,46 @@ import pyarrow as pa
 from pipeline.rules import Ruleset, RulesetError
 from pipeline.rules.play import key_counts
 from pipeline.rules.scoring import counts_to_dice
-from pipeline.rules.table import score_table, sub_keys
+from pipeline.rules.table import counts_key, score_table, sub_keys
 from pipeline.strategy import race as race_model
+from pipeline.strategy.solver import multisets
 
 #: accuracy of a choice = ACCURACY_A * exp(-ACCURACY_K * loss in pp) - ACCURACY_C, in [0, 100]:
 #: lichess's curve with the loss scaled by ten (docs/stats.md; sql/macros.sql race_accuracy).
 ACCURACY_A, ACCURACY_K, ACCURACY_C = 103.1668, 0.4354, 3.1669
 INPUT = "int_race_judge_input"
+TURNS = "int_race_turns"
 RULESETS = "int_race_rulesets"
 
-SCHEMA = pa.schema(
+#: The input's columns the judge reads (sql/int_race_judge_input.sql), with the numpy type
+#: each is read as: DuckDB gives exactly these, so they are read in place.
+NUMBERS = {
+    "ruleset_id": np.int32,
+    "points": np.int64,
+    "dice": np.int32,
+    "roll_key": np.int64,
+    "kept_key": np.int64,
+    "flags": np.int8,
+}
+#: flags: judged against the single turn, opened, a keep (else a bank-or-roll), rolled
+JUDGED, OPENED, KEEP, ROLLED = 1, 2, 4, 8
+#: The input's columns passed on as they are (what fct_race_choices shows of the state).
+PASSED_ON = (
+    "game_no",
+    "seq",
+    "kind",
+    "player",
+    "turn",
+    "points",
+    "dice",
+    "roll_key",
+    "kept_key",
+    "choice",
+)
+ADDED = pa.schema(
     [
-        ("game_no", pa.int64()),
-        ("seq", pa.int64()),
-        ("is_keep", pa.bool_()),
+        ("mover_total", pa.int64()),
+        ("other_total", pa.int64()),
         ("race_judged", pa.bool_()),
         ("chance_best", pa.float64()),
         ("chance_made", pa.float64()),
@@ -57,50 +89,180 @@ WHY = (
     "opened does not match the banked total",
     "the ruleset cannot be read",
 )
-FIRST_REFUSAL = len(WHY)  # a ruleset the two-player solver refuses: its own message
+UNREADABLE = WHY.index("the ruleset cannot be read")
+NULL = np.iinfo(np.int64).min  # a null game, turn or total where the judge reads int64
 
 
-def race_choices(inputs: dict[str, pa.Table]) -> pa.Table:
-    table = inputs[INPUT]
-    n = table.num_rows
-    col = {name: _numpy(table.column(name)) for name in table.column_names}
-    inputs.pop(INPUT, None)  # the columns are copied out: let the Arrow table go (the caller's
-    del table  # dict is made for this call)
+def race_choices(inputs: dict[str, pa.Table | pa.RecordBatchReader]) -> pa.Table:
+    """int_race_choices: the input's choices (PASSED_ON) with their judgement (ADDED)."""
+    known = inputs[RULESETS]
+    if isinstance(known, pa.RecordBatchReader):
+        known = known.read_all()
+    rulesets = dict(zip(known.column("ruleset_id").to_pylist(), known.column("ruleset").to_pylist()))
+    turns = inputs[TURNS]
+    totals = Totals(turns.read_all() if isinstance(turns, pa.RecordBatchReader) else turns)
+    source = inputs.pop(INPUT)  # the caller's dict is made for this call: let the input go with it
+    batches: Iterable[pa.RecordBatch] = source.to_batches() if isinstance(source, pa.Table) else source
+    judges: dict[int, _Judge | int] = {}
+    messages = list(WHY)
+    out = []
+    schema = None
+    for batch in batches:
+        judged = _judge_batch(batch, totals, rulesets, judges, messages)
+        schema = judged.schema
+        out.append(judged)
+    if schema is None:
+        schema = pa.schema([source.schema.field(name) for name in PASSED_ON] + list(ADDED))
+    return pa.Table.from_batches(out, schema=schema)
+
+
+def _judge_batch(
+    batch: pa.RecordBatch, totals: "Totals", rulesets: dict, judges: dict, messages: list
+) -> pa.RecordBatch:
+    found = totals.find(batch)
+    if not found.all():  # a choice of no turn of int_race_turns: not a two-player state
+        batch = batch.filter(_arrow(found, pa.bool_()))
+    n = batch.num_rows
+    col = {name: _numbers(batch.column(name), dtype) for name, dtype in NUMBERS.items()}
+    col["mover_total"] = totals.mover[totals.row]
+    col["other_total"] = totals.other[totals.row]
     judged = np.zeros(n, dtype=np.bool_)
-    best = np.full(n, np.nan)
-    made = np.full(n, np.nan)
+    made = np.zeros(n)
+    best = np.zeros(n)
     best_key = np.zeros(n, dtype=np.int64)
     why = np.zeros(n, dtype=np.int8)
-    messages = list(WHY)
-    known = inputs[RULESETS]
-    rulesets = dict(zip(known.column("ruleset_id").to_pylist(), known.column("ruleset").to_pylist()))
-    ids = col["ruleset_id"] if n else np.zeros(0, dtype=np.int64)
-    for rid in np.unique(ids):
-        rows = np.nonzero(ids == rid)[0]
-        reason = _judge_ruleset(rulesets.get(int(rid)), rows, col, judged, best, made, best_key, why)
-        if reason is not None:
-            why[rows] = len(messages)
-            messages.append(reason)
+    rids = col["ruleset_id"]
+    present = [int(rids[0])] if n and (rids == rids[0]).all() else [int(r) for r in np.unique(rids)]
+    for rid in present:
+        if rid not in judges:
+            judges[rid] = _code_or_judge(judge_for(rulesets.get(rid)), messages)
+        judge = judges[rid]
+        if isinstance(judge, int):  # a code of `messages`: not judged
+            why[rids == rid] = judge
+            continue
+        judge.run(rid, col, judged, made, best, best_key, why)
     loss = (best - made) * 100.0
-    keep = col["is_keep"] if n else np.zeros(0, dtype=np.bool_)
-    codes = _arrow(why, pa.int8(), valid=why != 0)
     names = [("" if m is None else m).encode() for m in messages]
     offsets = np.cumsum([0] + [len(b) for b in names]).astype(np.int32)
     dictionary = pa.Array.from_buffers(
         pa.string(), len(names), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(names))]
     )
-    columns = [
-        _arrow(col["game_no"] if n else np.zeros(0, dtype=np.int64), pa.int64()),
-        _arrow(col["seq"] if n else np.zeros(0, dtype=np.int64), pa.int64()),
-        _arrow(keep, pa.bool_()),
+    arrays = [batch.column(name) for name in PASSED_ON] + [
+        _arrow(col["mover_total"], pa.int64()),
+        _arrow(col["other_total"], pa.int64()),
         _arrow(judged, pa.bool_()),
         _arrow(best, pa.float64(), valid=judged),
         _arrow(made, pa.float64(), valid=judged),
         _arrow(loss, pa.float64(), valid=judged),
         _arrow(best_key, pa.int64(), valid=judged),
-        dictionary.take(codes),  # plain strings: every engine reads them
+        dictionary.take(_arrow(why, pa.int8(), valid=why != 0)),  # plain strings: every engine reads them
     ]
-    return pa.Table.from_arrays(columns, schema=SCHEMA)
+    fields = [batch.schema.field(name) for name in PASSED_ON] + list(ADDED)
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _numbers(array: pa.Array, dtype) -> np.ndarray:
+    """An Arrow column of numbers as numpy, in place when it is of `dtype` (nulls read as
+    whatever lies under them: the judge reads a column only where the choice's state has it,
+    and those are the columns' non-null rows)."""
+    kind = np.dtype(dtype)
+    if pa.types.is_integer(array.type) and array.type.bit_width == 8 * kind.itemsize and array.buffers()[1] is not None:
+        signed = pa.types.is_signed_integer(array.type)
+        view = np.frombuffer(
+            array.buffers()[1], dtype=kind if signed else kind.str.replace("i", "u"), count=len(array),
+            offset=array.offset * kind.itemsize,
+        )  # fmt: skip
+        return view.view(kind)
+    import pyarrow.compute as pc  # another engine's types (Spark): a copy
+
+    filled = pc.cast(array.fill_null(0) if array.null_count else array, pa.from_numpy_dtype(kind))
+    return np.frombuffer(filled.buffers()[1], dtype=kind, count=len(filled), offset=filled.offset * kind.itemsize)
+
+
+class Totals:
+    """The banked totals at each turn's start (int_race_turns), found for each choice by its
+    game, player and turn, as an inner join on the three would pair them (a choice of no such
+    turn is not a two-player state): one integer key per turn, looked up in a dense array of
+    the keys when it is small (game numbers are dense), else by binary search."""
+
+    def __init__(self, turns: pa.Table):
+        import pyarrow.compute as pc
+
+        players = pc.dictionary_encode(turns.column("player").combine_chunks())
+        self.players = players.dictionary
+        self.n_players = len(self.players) + 1
+        game = _column(turns, "game_no")
+        turn = _column(turns, "turn")
+        known = turn[turn != NULL]
+        self.turn_lo = int(known.min()) if len(known) else 0
+        self.span = (int(known.max()) if len(known) else 0) - self.turn_lo + 1
+        keys = self._keys(game, _codes(players.indices), turn)
+        valid = keys >= 0
+        order = np.argsort(keys, kind="stable")
+        order = order[valid[order]]
+        first = np.ones(len(order), dtype=np.bool_)  # a key twice: the first turn, as before
+        first[1:] = keys[order[1:]] != keys[order[:-1]]
+        order = order[first]
+        self.keys = keys[order]
+        self.mover = _column(turns, "mover_total")[order]
+        self.other = _column(turns, "other_total")[order]
+        self.row = np.zeros(0, dtype=np.int64)
+        size = int(self.keys[-1]) + 1 if len(self.keys) else 0
+        self.slot: np.ndarray | None = None
+        if size <= max(1 << 20, 8 * len(self.keys)):
+            self.slot = np.full(size, -1, dtype=np.int64)
+            self.slot[self.keys] = np.arange(len(self.keys))
+
+    def _keys(self, game: np.ndarray, code: np.ndarray, turn: np.ndarray) -> np.ndarray:
+        ok = (code >= 0) & (game >= 0) & (turn != NULL) & (turn >= self.turn_lo) & (turn < self.turn_lo + self.span)
+        keys = (game * self.n_players + code) * self.span + (turn - self.turn_lo)
+        return np.where(ok, keys, -1)
+
+    def find(self, batch: pa.RecordBatch) -> np.ndarray:
+        """Whether each choice has its turn; `row` (of the found ones) says which."""
+        import pyarrow.compute as pc
+
+        code = _codes(pc.index_in(batch.column("player"), value_set=self.players))
+        game = _filled(batch.column("game_no"))
+        turn = _filled(batch.column("turn"))
+        keys = self._keys(game, code, turn)
+        if self.slot is not None:
+            inside = (keys >= 0) & (keys < len(self.slot))
+            at = np.full(len(keys), -1, dtype=np.int64)
+            at[inside] = self.slot[keys[inside]]
+            found = at >= 0
+        else:
+            at = np.searchsorted(self.keys, keys)
+            at[at >= len(self.keys)] = 0
+            found = (keys >= 0) & (self.keys[at] == keys)
+        self.row = at[found]
+        return found
+
+
+def _codes(indices: pa.Array) -> np.ndarray:
+    """Dictionary indices as int64, -1 where null."""
+    return _int64(indices, -1)
+
+
+def _filled(array: pa.Array) -> np.ndarray:
+    """An integer column as int64, NULL where null (never matched: an inner join's nulls)."""
+    return _int64(array, NULL)
+
+
+def _int64(array: pa.Array, null: int) -> np.ndarray:
+    """An integer column as int64 through its buffer (pyarrow's to_numpy imports pandas)."""
+    import pyarrow.compute as pc
+
+    wide = pc.cast(array, pa.int64())
+    values = np.frombuffer(wide.buffers()[1], dtype=np.int64, count=len(wide), offset=wide.offset * 8).copy()
+    if wide.null_count:  # fill_null(a Python int) imports pandas too
+        bits = np.unpackbits(np.frombuffer(wide.buffers()[0], dtype=np.uint8), bitorder="little")
+        values[bits[wide.offset : wide.offset + len(wide)] == 0] = null
+    return values
+
+
+def _column(table: pa.Table, name: str) -> np.ndarray:
+    return _filled(table.column(name).combine_chunks())
 
 
 def _arrow(values: np.ndarray, kind: pa.DataType, valid: np.ndarray | None = None) -> pa.Array:
@@ -114,102 +276,68 @@ def _arrow(values: np.ndarray, kind: pa.DataType, valid: np.ndarray | None = Non
     return pa.Array.from_buffers(kind, len(values), [mask, data], null_count=nulls)
 
 
-def _numpy(column: pa.ChunkedArray) -> np.ndarray:
-    """One column as a numpy array (nulls as 0 or False), without pyarrow's pandas path."""
-    import pyarrow.compute as pc
-
-    boolean = pa.types.is_boolean(column.type)
-    if column.num_chunks == 0:
-        return np.zeros(0, dtype=np.bool_ if boolean else np.int64)
-    array = column.chunk(0) if column.num_chunks == 1 else pa.concat_arrays(column.chunks)
-    if array.null_count:
-        array = array.fill_null(False if boolean else 0)
-    # a view of the data buffer: pyarrow's to_numpy imports pandas (a large share of a run)
-    wide = pc.cast(array, pa.uint8() if boolean else pa.int64())
-    dtype = np.uint8 if boolean else np.int64
-    data = np.frombuffer(wide.buffers()[1], dtype=dtype, count=len(wide), offset=wide.offset * np.dtype(dtype).itemsize)
-    return data.view(np.bool_) if boolean else data
-
-
-def _judge_ruleset(text, rows, col, judged, best, made, best_key, why) -> str | None:
-    """Judge the rows of one ruleset in place; the solver's refusal, if it refuses."""
+@lru_cache(maxsize=8)
+def judge_for(text) -> "_Judge | str":
+    """The judge of one ruleset (its tables loaded, its compiled loop ready), or why its
+    choices are not judged; kept for the process, so that `preload` can make it early."""
     try:
         rules = Ruleset.from_value(json.loads(text))
     except (TypeError, ValueError, RulesetError):
-        why[rows] = WHY.index("the ruleset cannot be read")
-        return None
+        return "the ruleset cannot be read"
     reason = race_model.refusal(rules)
     if reason is not None:
         return reason
-    from pipeline.solved.tables import race
-
-    solved = race(rules)
-    g, k_levels = solved.granularity, solved.n_levels
-    mover = col["mover_total"][rows].astype(np.int64)
-    other = col["other_total"][rows].astype(np.int64)
-    points = col["points"][rows].astype(np.int64)
-    ok = col["judged"][rows].astype(np.bool_)
-    why_rows = np.zeros(len(rows), dtype=np.int8)
-    why_rows[~ok] = 1
-    on_grid = (mover >= 0) & (other >= 0) & (mover % g == 0) & (other % g == 0)
-    why_rows[ok & ~on_grid] = 2
-    ok &= on_grid
-    past = ok & (mover // g >= k_levels)
-    why_rows[past] = 3
-    ok &= ~past
-    if rules.opening > 0:
-        mismatch = ok & ((mover > 0) != col["opened"][rows].astype(np.bool_))
-        why_rows[mismatch] = 4
-        ok &= ~mismatch
-    why[rows] = why_rows
-    idx = rows[ok]
-    if not len(idx):
-        return None
-    is_keep = col["is_keep"][idx].astype(np.bool_)
-    roll_keys = col["roll_key"][idx]
-    kept_keys = col["kept_key"][idx]
-    dice = col["dice"][idx].astype(np.int64)
-    options = _keep_options(rules, g, roll_keys[is_keep], kept_keys[is_keep])
-    roll_idx = np.zeros(len(idx), dtype=np.int64)
-    made_dv = np.zeros(len(idx), dtype=np.int64)
-    made_next = np.zeros(len(idx), dtype=np.int64)
-    roll_idx[is_keep], made_dv[is_keep], made_next[is_keep] = options.roll_idx, options.made_dv, options.made_next
-    out_made = np.zeros(len(idx))
-    out_best = np.zeros(len(idx))
-    out_option = np.zeros(len(idx), dtype=np.int64)
-    from pipeline.solved.tables import turn_rolls
-
-    starts, rolls = turn_rolls(rules)
-    m, ft = solved.moves, solved.final
-    race_model.kernel()["judge_from_tables"](
-        mover[ok] // g, other[ok] // g, np.where(is_keep, 0, 1).astype(np.int64), points[ok] // g, dice,
-        made_dv, made_next, col["rolled"][idx].astype(np.int64), roll_idx,
-        options.lo, options.dv, options.next, starts, rolls, k_levels, solved.w, ft.catch_up, ft.d_cap, ft.bank_ok,
-        ft.y, ft.z, ft.win_level, ft.tie_ok, m.roll_lo, m.r_prob, m.opt_lo, m.o_dv, m.o_next, m.farkle,
-        out_made, out_best, out_option,
-    )  # fmt: skip
-    judged[idx] = True
-    made[idx] = out_made
-    best[idx] = out_best
-    best_key[idx] = np.where(is_keep, options.key[np.where(is_keep, out_option, 0)], out_option)
-    return None
+    judge = _Judge(rules)
+    judge.warm()
+    return judge
 
 
-class _Options:
-    """The legal keeps of each roll met, as CSR arrays (lo, dv, next, key: fewer dice first,
-    then the lower faces), and for each keep made its roll's index, value and dice next."""
+def _code_or_judge(found: "_Judge | str", messages: list) -> "_Judge | int":
+    if not isinstance(found, str):
+        return found
+    if found not in messages:
+        messages.append(found)
+    return messages.index(found)
 
-    def __init__(self, lo, dv, nxt, key, roll_idx, made_dv, made_next):
-        self.lo, self.dv, self.next, self.key = lo, dv, nxt, key
-        self.roll_idx, self.made_dv, self.made_next = roll_idx, made_dv, made_next
+
+def preload(texts: Iterable[str]) -> None:
+    """Make the judges of these rulesets (their tables read, the compiled loop loaded from
+    numba's cache): mostly interpreter work, which a thread does while DuckDB computes the
+    judge's input, so that the judging itself waits for none of it."""
+    for text in texts:
+        judge_for(text)
 
 
-def _keep_options(rules: Ruleset, g: int, roll_keys: np.ndarray, kept_keys: np.ndarray) -> _Options:
+@dataclass(frozen=True)
+class KeepIndex:
+    """Every legal keep of every roll of 1 to 6 dice, by dice key, for the compiled judge:
+    roll_index[roll key] -> r, the roll's keeps lo[r] to lo[r + 1] - 1 (fewer dice first, then
+    the lower dice key; their value in grid levels `dv`, dice to roll next `next`, dice key
+    `key`); value[dice key] the points of a scoring keep, dice[dice key] its dice count."""
+
+    roll_index: np.ndarray
+    lo: np.ndarray
+    dv: np.ndarray
+    next: np.ndarray
+    key: np.ndarray
+    value: np.ndarray
+    dice: np.ndarray
+
+
+@lru_cache(maxsize=8)
+def keep_index(rules: Ruleset, g: int) -> KeepIndex:
     values = score_table(rules).value
-    unique_rolls, roll_idx = np.unique(roll_keys, return_inverse=True)
+    roll_keys = [counts_key(counts) for n in range(1, 7) for counts in multisets(n)]
+    size = max(roll_keys) + 1
+    roll_index = np.zeros(size, dtype=np.int64)
+    value = np.zeros(size, dtype=np.int64)
+    dice = np.zeros(size, dtype=np.int64)
     lo, dv, nxt, key = [0], [], [], []
-    for rk in unique_rolls.tolist():
+    for r, rk in enumerate(roll_keys):
+        roll_index[rk] = r
         n_roll = sum(key_counts(rk))
+        dice[rk] = n_roll
+        value[rk] = values[rk] or 0
         found = []
         for sub in sub_keys()[rk]:
             v = values[sub]
@@ -222,26 +350,37 @@ def _keep_options(rules: Ruleset, g: int, roll_keys: np.ndarray, kept_keys: np.n
             nxt.append(left)
             key.append(sub)
         lo.append(len(dv))
-    # one key per (roll, keep): dice keys are below 10**7
-    pair_keys = roll_keys.astype(np.int64) * 10_000_000 + kept_keys.astype(np.int64)
-    unique_made, made_idx = np.unique(pair_keys, return_inverse=True)
-    made_dv = np.zeros(len(unique_made), dtype=np.int64)
-    made_next = np.zeros(len(unique_made), dtype=np.int64)
-    for i, both in enumerate(unique_made.tolist()):
-        rk, kk = divmod(both, 10_000_000)
-        n_roll, kept = sum(key_counts(rk)), sum(key_counts(kk))
-        made_dv[i] = (values[kk] or 0) // g
-        made_next[i] = 6 if kept == n_roll else n_roll - kept
-    made_idx = np.asarray(made_idx).reshape(-1)
-    return _Options(
-        np.array(lo, dtype=np.int64),
-        np.array(dv, dtype=np.int64),
-        np.array(nxt, dtype=np.int64),
-        np.array(key, dtype=np.int64),
-        np.asarray(roll_idx).reshape(-1).astype(np.int64),
-        made_dv[made_idx],
-        made_next[made_idx],
-    )
+    as_array = lambda xs: np.array(xs, dtype=np.int64)  # noqa: E731
+    return KeepIndex(roll_index, as_array(lo), as_array(dv), as_array(nxt), as_array(key), value, dice)
+
+
+class _Judge:
+    """One solvable ruleset: its solved race, stored roll values and keep index, loaded once."""
+
+    def __init__(self, rules: Ruleset):
+        from pipeline.solved.tables import race, turn_rolls
+
+        self.rules = rules
+        self.solved = race(rules)
+        self.keeps = keep_index(rules, self.solved.granularity)
+        self.starts, self.rolls = turn_rolls(rules)
+
+    def warm(self) -> None:
+        """Load the compiled loop and the final turn's tables by judging no choice."""
+        i8, i4, i1, f8 = (np.zeros(0, dtype=t) for t in (np.int64, np.int32, np.int8, np.float64))
+        col = {name: np.frombuffer(b"", dtype=dtype) for name, dtype in NUMBERS.items()}  # read-only, as read in place
+        col["mover_total"], col["other_total"] = i8, i8.copy()
+        self.run(0, col, np.zeros(0, dtype=np.bool_), f8, f8.copy(), i8.copy(), i1.copy())
+
+    def run(self, rid, col, judged, made, best, best_key, why) -> None:
+        s, k, m, ft = self.solved, self.keeps, self.solved.moves, self.solved.final
+        race_model.kernel()["judge_choices"](
+            col["ruleset_id"], rid, col["mover_total"], col["other_total"], col["points"], col["dice"],
+            col["roll_key"], col["kept_key"], col["flags"], s.granularity, s.n_levels, self.rules.opening > 0,
+            k.roll_index, k.lo, k.dv, k.next, k.key, k.value, k.dice,
+            self.starts, self.rolls, s.w, ft.catch_up, ft.d_cap, ft.bank_ok, ft.y, ft.z, ft.win_level, ft.tie_ok,
+            m.roll_lo, m.r_prob, m.opt_lo, m.o_dv, m.o_next, m.farkle, judged, made, best, best_key, why,
+        )  # fmt: skip
 
 
 def dice_text(key: int) -> str:

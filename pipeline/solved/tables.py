@@ -19,18 +19,15 @@ import hashlib
 import io
 import json
 from functools import lru_cache
-from importlib.resources import files
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from pipeline.rules import BUILTIN_RULESETS, Ruleset
+from pipeline.rules import Ruleset
+from pipeline.solved.headline import SHIPPED as SHIPPED  # re-exported: the shipped rulesets
+from pipeline.solved.headline import shipped_name, shipped_path
 from pipeline.strategy import race as race_model
-
-SHIPPED = ("standard", "playmonster")
-DATA_PACKAGE = "pipeline.solved"
-DATA_DIR = "data"
 
 
 def cache_dir():
@@ -87,18 +84,6 @@ def decode(data: bytes, rules: Ruleset) -> race_model.RaceTable | None:
     if Ruleset.from_value(json.loads(meta.get("rules", "null")) or "standard") != rules or w.shape != (k, k):
         return None
     return race_model.RaceTable(rules, w, float(meta.get("bound", "nan")))
-
-
-def shipped_name(rules: Ruleset) -> str | None:
-    for name in SHIPPED:
-        if BUILTIN_RULESETS[name] == rules:
-            return name
-    return None
-
-
-def shipped_path(name: str) -> Path:
-    """Where `rules solve NAME` writes a built-in's table: the package's data directory."""
-    return Path(str(files(DATA_PACKAGE))) / DATA_DIR / f"{name}.npz"
 
 
 def cache_path(rules: Ruleset) -> Path | None:

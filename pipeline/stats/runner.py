@@ -57,6 +57,7 @@ MATERIALIZED_TABLE = "-- materialized: table"
 # What DuckDB may hold in memory before it spills to disk. With Python, Arrow and the
 # allocator's slack on top, the whole process stays under 1 GiB on a 20 M-event dataset.
 MEMORY_LIMIT = "600MB"
+LIMIT_VARIABLE = "x_memory_limit"
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,9 @@ class Model:
     materialized: str  # "view" | "table" | "query" (reports: run, not stored) | "python"
     depends_on: tuple[str, ...]
     function: str | None = None  # python models: "module:function", called with {input: table}
+    # python models: "module:function" called with the dataset's ruleset texts in a thread
+    # when a build that needs the model starts, to load what the model will need meanwhile
+    prepare: str | None = None
 
 
 # Models computed in Python: name -> (the models whose rows it reads, "module:function").
@@ -77,8 +81,9 @@ PYTHON_MODELS: dict[str, Model] = {
             "int_race_choices",
             "",
             "python",
-            ("int_race_judge_input", "int_race_rulesets"),
+            ("int_race_judge_input", "int_race_turns", "int_race_rulesets"),
             "pipeline.solved.judge:race_choices",
+            "pipeline.solved.judge:preload",
         ),
         # exact tests and Holm's correction over the counts (docs/stats.md)
         Model("bust_rate_tests", "", "python", ("fct_roll_counts",), "pipeline.stats.significance:bust_rate_tests"),
@@ -164,6 +169,8 @@ def connect(dataset: Dataset | None) -> duckdb.DuckDBPyConnection:
         raise
     try:
         con.execute("set enable_progress_bar = false")  # DuckDB's own bar on stderr: not ours to print
+        # the limit as given and as shown (rounded): release_memory sets it back exactly
+        con.execute(f"set variable {LIMIT_VARIABLE} = [?, current_setting('memory_limit')]", [setting or MEMORY_LIMIT])
         if dataset is not None:
             _register_sources(con, dataset)
         con.execute((SQL_DIR / f"{MACROS}.sql").read_text(encoding="utf-8"))
@@ -225,12 +232,17 @@ def build(con: duckdb.DuckDBPyConnection, names: list[str], models: dict[str, Mo
     for name in reversed(order):  # what the models still to build read (not what cached ones did)
         if name in needed and name not in existing:
             needed.update((models.get(name) or PYTHON_MODELS[name]).depends_on)
+    to_build = [n for n in order if n in needed and n not in existing]
+    preparing = {n: _prepare(con, PYTHON_MODELS[n]) for n in to_build if n in PYTHON_MODELS and n not in models}
     for name in order:
         model = models.get(name) or PYTHON_MODELS[name]
         if name in existing or name not in needed or (model.materialized == "query" and name in names):
             continue  # a report asked for is run, not stored
         if model.materialized == "python":
+            if (thread := preparing.get(name)) is not None:
+                thread.join()
             inputs = {dep: con.sql(f"select * from {dep}").to_arrow_table() for dep in model.depends_on}
+            release_memory(con)
             rows = python_function(model)(inputs)
             con.register(name, rows)
         else:
@@ -240,6 +252,47 @@ def build(con: duckdb.DuckDBPyConnection, names: list[str], models: dict[str, Mo
         if name in CACHED_MODELS:
             model_cache.store(model_cache.lookup(con, name, _texts(name, models))[0], rows)
         existing.add(name)
+
+
+def _prepare(con: duckdb.DuckDBPyConnection, model: Model) -> threading.Thread | None:
+    """Start the model's `prepare` in a thread (DuckDB releases the interpreter while it
+    computes the model's inputs, so the two run side by side on two cores). A failure there
+    is left for the model itself to meet and report."""
+    if model.prepare is None:
+        return None
+    texts = [row[0] for row in con.execute("select distinct ruleset::varchar from src_games").fetchall()]
+    function = python_function(Model(model.name, "", "python", (), model.prepare))
+
+    def run() -> None:
+        try:
+            function(texts)
+        except Exception:  # noqa: BLE001 - the model runs again and says what went wrong
+            pass
+
+    thread = threading.Thread(target=run, name=f"prepare {model.name}", daemon=True)
+    thread.start()
+    return thread
+
+
+def release_memory(con: duckdb.DuckDBPyConnection) -> None:
+    """Hand back the memory DuckDB keeps for reuse (freed blocks it holds up to the limit: a
+    few hundred MB after judging millions of choices) before Python works on its own copy of
+    the rows: lowering the limit to what is in use makes DuckDB free the rest, then the limit
+    is set back exactly as `connect` gave it. A limit changed since is left alone (DuckDB
+    shows it rounded, so it could not be set back exactly); nothing in use is evicted; an
+    error changes nothing."""
+    try:
+        (row,) = con.execute(
+            f"select current_setting('memory_limit'), getvariable('{LIMIT_VARIABLE}'), "
+            "(select coalesce(sum(memory_usage_bytes), 0) from duckdb_memory())"
+        ).fetchall()  # fetched to the end: an unfinished result would block the next call
+        if row[1] is None or row[0] != row[1][1]:
+            return
+        given, used = row[1][0], row[2]
+        con.execute(f"set memory_limit = '{int(used) + (64 << 20)}B'")
+        con.execute(f"set memory_limit = '{given}'")
+    except duckdb.Error:
+        pass
 
 
 def _texts(name: str, models: dict[str, Model]) -> list[str]:

@@ -52,6 +52,7 @@ import numpy as np
 
 from pipeline.errors import UserError
 from pipeline.rules import play
+from pipeline.rules.jit import import_numba
 from pipeline.rules.ruleset import Ruleset
 from pipeline.strategy import race_kernel
 from pipeline.rules.table import counts_key, score_table, sub_keys
@@ -200,7 +201,7 @@ def kernel() -> dict:
     """race_kernel's functions jitted (numba), each calling the jitted others."""
     import types
 
-    import numba
+    numba = import_numba()
 
     namespace = dict(vars(race_kernel))
     namespace["prange"] = numba.prange

@@ -386,6 +386,41 @@ def final_bank(o, d, p, bank_ok):
 
 
 # ---- every turn's roll values, for judging millions of choices ------------------------------
+def turn_rolls(
+    a, b, z, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, max_dv
+):
+    """(top, roll): `turn_values` without the slopes, which only the solver's Newton step
+    needs; the same arithmetic in the same order, so the same values to the last bit."""
+    opened_a = 1 if a > 0 else 0
+    opp_opened = 1 if b > 0 else 0
+    bank_ok_a = bank_ok[opened_a]
+    top = top_level(a, b, z, n_levels, catch_up, d_cap, bank_ok_a, opp_opened, risk_floor)
+    rows = top + max_dv + 1
+    value = np.zeros((rows, 7))
+    roll = np.zeros((top, 7))
+    for p in range(top, rows):
+        bv, bs = bank_value(a, b, p, z, n_levels, w, catch_up, d_cap, bank_ok_a, opp_opened)
+        for n in range(1, 7):
+            value[p, n] = bv
+    for p in range(top - 1, -1, -1):
+        if p > 0:
+            bv, bs = bank_value(a, b, p, z, n_levels, w, catch_up, d_cap, bank_ok_a, opp_opened)
+        else:
+            bv = -1.0  # the turn's first roll: no bank
+        for n in range(1, 7):
+            total = farkle[n] * z
+            for k in range(roll_lo[n], roll_lo[n + 1]):
+                best = -1.0
+                for o in range(opt_lo[k], opt_lo[k + 1]):
+                    v = value[p + o_dv[o], o_next[o]]
+                    if v > best:
+                        best = v
+                total += r_prob[k] * best
+            roll[p, n] = total
+            value[p, n] = bv if bv >= total else total
+    return top, roll
+
+
 def turn_tops(n_levels, w, catch_up, d_cap, bank_ok, risk_floor, tops):
     """tops[a * n_levels + b]: the first turn-points level banked (`top_level`) of every pair."""
     for i in prange(n_levels * n_levels):
@@ -403,8 +438,8 @@ def fill_turn_rolls(starts, n_levels, w, catch_up, d_cap, bank_ok, risk_floor, r
     for i in prange(n_levels * n_levels):
         a = i // n_levels
         b = i % n_levels
-        top, value, slope, roll = turn_values(a, b, 1.0 - w[b, a], n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo,
-                                              r_prob, opt_lo, o_dv, o_next, farkle, max_dv)  # fmt: skip
+        top, roll = turn_rolls(a, b, 1.0 - w[b, a], n_levels, w, catch_up, d_cap, bank_ok, risk_floor, roll_lo, r_prob,
+                               opt_lo, o_dv, o_next, farkle, max_dv)  # fmt: skip
         base = starts[i]
         for p in range(starts[i + 1] - base):
             for n in range(1, 7):
@@ -422,49 +457,71 @@ def table_value(a, b, p, n, z, starts, rolls, n_levels, w, catch_up, d_cap, bank
     return bv
 
 
-def judge_from_tables(a_lv, b_lv, kind, points, dice, made_dv, made_next, made_roll, roll_idx, kopt_lo, kopt_dv, kopt_next,
-                      starts, rolls, n_levels, w, catch_up, d_cap, bank_ok, y, zt, win_level, tie_ok,
-                      roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, out_made, out_best, out_best_option):  # fmt: skip
-    """Judge every choice (c): a keep (kind 0) from roll roll_idx[c] with points[c] levels
-    before it is worth the mover's chance after the keep made (made_dv levels, made_next
-    dice), the best keep the largest over the roll's legal keeps (kopt_*: out_best_option its
-    index); a bank-or-roll (kind 1) at points[c] levels with dice[c] to roll is worth banking's
-    or rolling's chance (made_roll 1: rolled; out_best_option 1 when rolling is better). Values
-    come from every pair's stored roll values (`fill_turn_rolls`), final turns (b at or past
-    the target) from the final tables; choices run in parallel."""
-    for c in prange(len(a_lv)):
-        a = a_lv[c]
-        b = b_lv[c]
-        p = points[c]
+def after_keep(final, a, b, p, n, z, starts, rolls, n_levels, w, catch_up, d_cap, bank_ok, y, zt, win_level, tie_ok):
+    """The mover's chance after a keep, in a final turn (b at or past the target) or not."""
+    if final:
+        return final_value(1 if a > 0 else 0, b - a, p, n, y, zt, win_level, tie_ok, d_cap)
+    return table_value(a, b, p, n, z, starts, rolls, n_levels, w, catch_up, d_cap, bank_ok)
+
+
+def judge_choices(rid_col, rid, mover, other, points, dice, roll_key, kept_key, flags, g, n_levels, check_opened,
+                  roll_index, kopt_lo, kopt_dv, kopt_next, kopt_key, key_value, key_dice,
+                  starts, rolls, w, catch_up, d_cap, bank_ok, y, zt, win_level, tie_ok,
+                  roll_lo, r_prob, opt_lo, o_dv, o_next, farkle, out_judged, out_made, out_best, out_best_key, out_why):  # fmt: skip
+    """Judge every choice c of ruleset `rid` (rid_col[c] == rid) in place, in parallel.
+
+    flags[c]: 1 judged against the single turn, 2 opened, 4 a keep (else a bank-or-roll),
+    8 rolled. Totals and points are in points; a choice is judged when it is judged against
+    the single turn, both totals are on the grid g and >= 0, the mover's below the target
+    and (check_opened) the mover opened exactly when above 0; else out_why[c] says which
+    check failed (1 to 4, in that order). A keep of `kept_key` from `roll_key` with points[c]
+    before it is worth the mover's chance after it; the best keep is the largest over the
+    roll's legal keeps (kopt_*, from roll_index[roll_key], fewer dice first: out_best_key its
+    dice key). A bank-or-roll at points[c] with dice[c] to roll is worth banking's or
+    rolling's chance (out_best_key 1 when rolling is better, else 0). Values come from every
+    pair's stored roll values (`fill_turn_rolls`), final turns from the final tables."""
+    for c in prange(len(rid_col)):
+        if rid_col[c] != rid:
+            continue
+        f = flags[c]
+        if (f & 1) == 0:
+            out_why[c] = 1
+            continue
+        mt = mover[c]
+        ot = other[c]
+        if mt < 0 or ot < 0 or mt % g != 0 or ot % g != 0:
+            out_why[c] = 2
+            continue
+        a = mt // g
+        b = ot // g
+        if a >= n_levels:
+            out_why[c] = 3
+            continue
+        if check_opened and (mt > 0) != ((f & 2) != 0):
+            out_why[c] = 4
+            continue
+        p = points[c] // g
         final = b >= n_levels
         z = 0.0 if final else 1.0 - w[b, a]
-        if kind[c] == 0:
-            if final:
-                made = final_value(
-                    1 if a > 0 else 0, b - a, p + made_dv[c], made_next[c], y, zt, win_level, tie_ok, d_cap
-                )
-            else:
-                made = table_value(
-                    a, b, p + made_dv[c], made_next[c], z, starts, rolls, n_levels, w, catch_up, d_cap, bank_ok
-                )
+        if (f & 4) != 0:
+            rk = roll_key[c]
+            kk = kept_key[c]
+            n_roll = key_dice[rk]
+            n_kept = key_dice[kk]
+            made = after_keep(final, a, b, p + key_value[kk] // g, 6 if n_kept == n_roll else n_roll - n_kept, z, starts,
+                              rolls, n_levels, w, catch_up, d_cap, bank_ok, y, zt, win_level, tie_ok)  # fmt: skip
+            r = roll_index[rk]
             best = -1.0
             best_j = -1
-            r = roll_idx[c]
             for j in range(kopt_lo[r], kopt_lo[r + 1]):
-                if final:
-                    v = final_value(
-                        1 if a > 0 else 0, b - a, p + kopt_dv[j], kopt_next[j], y, zt, win_level, tie_ok, d_cap
-                    )
-                else:
-                    v = table_value(
-                        a, b, p + kopt_dv[j], kopt_next[j], z, starts, rolls, n_levels, w, catch_up, d_cap, bank_ok
-                    )
+                v = after_keep(final, a, b, p + kopt_dv[j], kopt_next[j], z, starts, rolls, n_levels, w, catch_up, d_cap,
+                               bank_ok, y, zt, win_level, tie_ok)  # fmt: skip
                 if v > best + 1e-12:
                     best = v
                     best_j = j
             out_made[c] = made
             out_best[c] = best
-            out_best_option[c] = best_j
+            out_best_key[c] = kopt_key[best_j]
         else:
             n = dice[c]
             if final:
@@ -497,9 +554,10 @@ def judge_from_tables(a_lv, b_lv, kind, points, dice, made_dv, made_next, made_r
                             if v > top_v:
                                 top_v = v
                         rv += r_prob[k] * top_v
-            out_made[c] = rv if made_roll[c] == 1 else bank
+            out_made[c] = rv if (f & 8) != 0 else bank
             out_best[c] = rv if rv > bank else bank
-            out_best_option[c] = 1 if rv > bank + 1e-12 else 0
+            out_best_key[c] = 1 if rv > bank + 1e-12 else 0
+        out_judged[c] = True
 
 
 #: Compiled in this order, each resolving the earlier ones; the last runs its loop in parallel.
@@ -512,6 +570,8 @@ KERNEL_FUNCTIONS = (
     "solve_pair",
     "final_value",
     "final_bank",
+    "turn_rolls",
     "table_value",
+    "after_keep",
 )
-PARALLEL_FUNCTIONS = ("solve_sums", "turn_tops", "fill_turn_rolls", "judge_from_tables")
+PARALLEL_FUNCTIONS = ("solve_sums", "turn_tops", "fill_turn_rolls", "judge_choices")

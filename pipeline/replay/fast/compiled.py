@@ -23,6 +23,7 @@ from typing import Any, Callable
 from pipeline import model
 from pipeline.replay.fast import kernel
 from pipeline.rules import play
+from pipeline.rules.jit import import_numba
 
 #: Modules whose functions or constants the compiled kernel holds.
 DEPENDENCIES = (play, model)
@@ -63,7 +64,7 @@ def digest() -> str | None:
 
 def _compile():
     try:
-        import numba
+        numba = import_numba()
     except ImportError:  # pragma: no cover - numba is a dependency; this keeps a broken install usable
         return kernel.replay_events
     stamp = digest()

@@ -1,0 +1,98 @@
+"""The two-player judge made ahead (pipeline.solved.judge.preload, run in a thread by the
+stats runner while DuckDB computes its input) and numba imported without SciPy's BLAS
+probe (pipeline.rules.jit): both exist to save time on every run, so what is tested is that
+they save it without changing what is computed or compiled."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pipeline.rules import Ruleset
+from pipeline.solved import judge
+from pipeline.stats import compute
+from pipeline.stats import runner
+from pipeline.strategy.race import kernel
+
+
+def test_preloading_compiles_the_judge_for_the_types_it_then_judges(simulated_two_player):
+    """A judge made ahead with arrays of other types than the choices' would make numba
+    compile a second specialization, tens of seconds on a first run, every run after an
+    edit: one signature after preloading and judging, not two."""
+    judge.judge_for.cache_clear()
+    judge.preload([json_text(Ruleset.builtin("standard"))])
+    compute(simulated_two_player, sections=["decisions-quality"])
+    assert len(kernel()["judge_choices"].signatures) == 1
+
+
+def test_the_runner_prepares_the_judge_before_it_runs(simulated_two_player, monkeypatch):
+    seen: list[list[str]] = []
+    real = judge.preload
+    monkeypatch.setattr(judge, "preload", lambda texts: (seen.append(list(texts)), real(texts)))
+    out = compute(simulated_two_player, sections=["decisions-quality"])
+    assert len(seen) == 1 and seen[0]
+    assert {Ruleset.from_value(json.loads(t)) for t in seen[0]} == {Ruleset.builtin("standard")}
+    assert out["race_quality"].num_rows > 0
+
+
+def test_a_failing_preparation_changes_nothing(simulated_two_player, monkeypatch):
+    """The model itself meets the failure and reports it (or does its work): the preparation
+    is an optimisation, never a new way to fail."""
+    want = compute(simulated_two_player, sections=["decisions-quality"])
+
+    def broken(texts):
+        raise RuntimeError("preparation failed")
+
+    monkeypatch.setattr(judge, "preload", broken)
+    got = compute(simulated_two_player, sections=["decisions-quality"])
+    for table in ("race_quality", "race_costliest"):  # sums in DuckDB's parallel order: to rounding
+        assert _rows(got[table]) == _rows(want[table])
+
+
+def _rows(table) -> list[tuple]:
+    return [tuple(round(v, 9) if isinstance(v, float) else v for v in row.values()) for row in table.to_pylist()]
+
+
+def test_numba_loads_without_importing_scipy_linalg_which_stays_importable():
+    pytest.importorskip("scipy")
+    code = (
+        "import sys\n"
+        "from pipeline.strategy.race import kernel\n"
+        "from pipeline.rules import Ruleset\n"
+        "from pipeline.solved import judge\n"
+        "import json\n"
+        "judge.preload([json.dumps(Ruleset.builtin('standard').to_dict())])\n"
+        "assert 'numba.np.arraymath' in sys.modules\n"
+        "assert 'scipy.linalg' not in sys.modules, 'numba imported scipy.linalg'\n"
+        "import scipy.linalg.cython_blas\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def json_text(rules: Ruleset) -> str:
+    return json.dumps(rules.to_dict())
+
+
+@pytest.fixture(scope="module")
+def simulated_two_player(tmp_path_factory):
+    from pipeline.ingest.run import ingest
+    from pipeline.simulate import simulate
+
+    base = tmp_path_factory.mktemp("preload")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("FARKLE_LOGS_CACHE_DIR", str(base / "cache"))
+    log = base / "two.jsonl"
+    simulate(log, 30, 5, rules=[Ruleset.builtin("standard")], players=(2, 2))
+    ingest([str(log)], base / "ds")
+    yield base / "ds"
+    mp.undo()
+
+
+def test_the_judge_is_the_model_prepared():
+    assert runner.PYTHON_MODELS["int_race_choices"].prepare == "pipeline.solved.judge:preload"
