@@ -80,6 +80,7 @@ ADDED = pa.schema(
         ("why", pa.string()),
     ]
 )
+UNREADABLE = "the ruleset cannot be read"
 #: Why a choice is not judged by winning chance (the `why` column's dictionary; None: judged).
 WHY = (
     None,
@@ -87,9 +88,8 @@ WHY = (
     "a banked total off the grid or below 0",
     "the mover's total is already at the target",
     "opened does not match the banked total",
-    "the ruleset cannot be read",
+    UNREADABLE,
 )
-UNREADABLE = WHY.index("the ruleset cannot be read")
 NULL = np.iinfo(np.int64).min  # a null game, turn or total where the judge reads int64
 
 
@@ -299,7 +299,7 @@ def judge_for(text) -> "_Judge | str":
     try:
         rules = Ruleset.from_value(json.loads(text))
     except (TypeError, ValueError, RulesetError):
-        return "the ruleset cannot be read"
+        return UNREADABLE
     reason = race_model.refusal(rules)
     if reason is not None:
         return reason
