@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 
+import pyarrow as pa
 import pytest
 
 from pipeline.rules import Ruleset
@@ -96,3 +97,44 @@ def simulated_two_player(tmp_path_factory):
 
 def test_the_judge_is_the_model_prepared():
     assert runner.PYTHON_MODELS["int_race_choices"].prepare == "pipeline.solved.judge:preload"
+
+
+def test_each_choice_not_judged_says_why_in_every_call():
+    """The judges are kept for the process (so that they can be made ahead): a refused or
+    unreadable ruleset's reason must still reach each call's `why`, the second like the first."""
+    penalty = Ruleset.from_value({"base": "standard", "farkle_penalty": 500})
+    rulesets = {1: "not json", 2: json_text(penalty), 3: json_text(Ruleset.builtin("standard"))}
+    n = 4
+    choices = pa.table(
+        {
+            "game_no": pa.array([1, 2, 3, 3], pa.int64()),
+            "seq": pa.array([5, 5, 5, 6], pa.int64()),
+            "kind": ["action"] * n,
+            "player": ["ana"] * n,
+            "turn": pa.array([1] * n, pa.int32()),
+            "points": pa.array([300] * n, pa.int64()),
+            "dice": pa.array([3] * n, pa.int32()),
+            "roll_key": pa.array([None] * n, pa.int64()),
+            "kept_key": pa.array([None] * n, pa.int64()),
+            "choice": ["roll"] * n,
+            "ruleset_id": pa.array([1, 2, 3, 3], pa.int32()),
+            "flags": pa.array([1 | 8, 1 | 8, 1 | 8, 8], pa.int8()),  # the last not judged for one turn either
+        }
+    )
+    turns = pa.table(
+        {
+            "game_no": pa.array([1, 2, 3], pa.int64()),
+            "player": ["ana"] * 3,
+            "turn": pa.array([1] * 3, pa.int32()),
+            "mover_total": pa.array([0] * 3, pa.int64()),
+            "other_total": pa.array([0] * 3, pa.int64()),
+        }
+    )
+    known = pa.table({"ruleset_id": pa.array(list(rulesets), pa.int32()), "ruleset": list(rulesets.values())})
+    for _ in range(2):
+        out = judge.race_choices({judge.INPUT: choices, judge.TURNS: turns, judge.RULESETS: known})
+        why = out.column("why").to_pylist()
+        assert why[0] == judge.UNREADABLE
+        assert why[1] is not None and "farkle penalty" in why[1]
+        assert why[2] is None and out.column("race_judged").to_pylist()[2]
+        assert why[3] == judge.WHY[1]
