@@ -16,17 +16,29 @@ from pipeline.rules import Ruleset
 from pipeline.solved import judge
 from pipeline.stats import compute
 from pipeline.stats import runner
-from pipeline.strategy.race import kernel
 
 
 def test_preloading_compiles_the_judge_for_the_types_it_then_judges(simulated_two_player):
     """A judge made ahead with arrays of other types than the choices' would make numba
     compile a second specialization, tens of seconds on a first run, every run after an
-    edit: one signature after preloading and judging, not two."""
-    judge.judge_for.cache_clear()
-    judge.preload([json_text(Ruleset.builtin("standard"))])
-    compute(simulated_two_player, sections=["decisions-quality"])
-    assert len(kernel()["judge_choices"].signatures) == 1
+    edit: one signature after preloading and judging, not two. In a process of its own,
+    where no other test has compiled the loop for other types."""
+    code = (
+        "import json, sys\n"
+        "from pipeline.rules import Ruleset\n"
+        "from pipeline.solved import judge\n"
+        "from pipeline.stats import compute\n"
+        "from pipeline.strategy.race import kernel\n"
+        "judge.preload([json.dumps(Ruleset.builtin('standard').to_dict())])\n"
+        "after_preload = len(kernel()['judge_choices'].signatures)\n"
+        "compute(sys.argv[1], sections=['decisions-quality'])\n"
+        "print(after_preload, len(kernel()['judge_choices'].signatures))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(simulated_two_player)], capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "1"]
 
 
 def test_the_runner_prepares_the_judge_before_it_runs(simulated_two_player, monkeypatch):
