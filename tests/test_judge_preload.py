@@ -6,6 +6,7 @@ they save it without changing what is computed or compiled."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -18,27 +19,33 @@ from pipeline.stats import compute
 from pipeline.stats import runner
 
 
-def test_preloading_compiles_the_judge_for_the_types_it_then_judges(simulated_two_player):
+def test_preloading_compiles_the_judge_for_the_types_it_then_judges(simulated_two_player, tmp_path):
     """A judge made ahead with arrays of other types than the choices' would make numba
     compile a second specialization, tens of seconds on a first run, every run after an
-    edit: one signature after preloading and judging, not two. In a process of its own,
-    where no other test has compiled the loop for other types."""
+    edit: one signature after preloading and judging, not two; the same when the roll tables
+    are built in the run (the first after an install) and when they are read back from the
+    cache (every later run). In a process of its own, where no other test has compiled the
+    loop for other types."""
     code = (
         "import json, sys\n"
         "from pipeline.rules import Ruleset\n"
-        "from pipeline.solved import judge\n"
+        "from pipeline.solved import judge, tables\n"
         "from pipeline.stats import compute\n"
         "from pipeline.strategy.race import kernel\n"
         "judge.preload([json.dumps(Ruleset.builtin('standard').to_dict())])\n"
         "after_preload = len(kernel()['judge_choices'].signatures)\n"
         "compute(sys.argv[1], sections=['decisions-quality'])\n"
-        "print(after_preload, len(kernel()['judge_choices'].signatures))\n"
+        "after_first = len(kernel()['judge_choices'].signatures)\n"
+        "judge.judge_for.cache_clear(); tables.turn_rolls.cache_clear()  # now read back from the cache\n"
+        "compute(sys.argv[1], sections=['decisions-quality'])\n"
+        "print(after_preload, after_first, len(kernel()['judge_choices'].signatures))\n"
     )
+    env = dict(os.environ, FARKLE_LOGS_CACHE_DIR=str(tmp_path / "empty-cache"))  # the roll tables built here
     out = subprocess.run(
-        [sys.executable, "-c", code, str(simulated_two_player)], capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", code, str(simulated_two_player)], capture_output=True, text=True, timeout=900, env=env
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["1", "1"]
+    assert out.stdout.split() == ["1", "1", "1"]
 
 
 def test_the_runner_prepares_the_judge_before_it_runs(simulated_two_player, monkeypatch):
