@@ -32,7 +32,8 @@ def test_preloading_compiles_the_judge_for_the_types_it_then_judges(simulated_tw
         "from pipeline.solved import judge, tables\n"
         "from pipeline.stats import compute\n"
         "from pipeline.strategy.race import kernel\n"
-        "judge.preload([json.dumps(Ruleset.builtin('standard').to_dict())])\n"
+        "import pyarrow as pa\n"
+        "judge.preload(pa.table({'ruleset': [json.dumps(Ruleset.builtin('standard').to_dict())]}))\n"
         "after_preload = len(kernel()['judge_choices'].signatures)\n"
         "compute(sys.argv[1], sections=['decisions-quality'])\n"
         "after_first = len(kernel()['judge_choices'].signatures)\n"
@@ -48,14 +49,25 @@ def test_preloading_compiles_the_judge_for_the_types_it_then_judges(simulated_tw
     assert out.stdout.split() == ["1", "1", "1"]
 
 
-def test_the_runner_prepares_the_judge_before_it_runs(simulated_two_player, monkeypatch):
+def test_the_runner_prepares_the_judge_of_the_two_player_rulesets(simulated_two_player, tmp_path, monkeypatch):
     seen: list[list[str]] = []
     real = judge.preload
-    monkeypatch.setattr(judge, "preload", lambda texts: (seen.append(list(texts)), real(texts)))
+    monkeypatch.setattr(
+        judge, "preload", lambda rulesets: (seen.append(rulesets["ruleset"].to_pylist()), real(rulesets))
+    )
     out = compute(simulated_two_player, sections=["decisions-quality"])
     assert len(seen) == 1 and seen[0]
     assert {Ruleset.from_value(json.loads(t)) for t in seen[0]} == {Ruleset.builtin("standard")}
     assert out["race_quality"].num_rows > 0
+    # three players a game: nothing to judge by winning chance, nothing loaded for it
+    from pipeline.ingest.run import ingest
+    from pipeline.simulate import simulate
+
+    simulate(tmp_path / "three.jsonl", 5, 6, rules=[Ruleset.builtin("standard")], players=(3, 3))
+    ingest([str(tmp_path / "three.jsonl")], tmp_path / "ds3")
+    seen.clear()
+    compute(tmp_path / "ds3", sections=["decisions-quality"])
+    assert seen == [[]]
 
 
 def test_a_failing_preparation_changes_nothing(simulated_two_player, monkeypatch):
@@ -63,7 +75,7 @@ def test_a_failing_preparation_changes_nothing(simulated_two_player, monkeypatch
     is an optimisation, never a new way to fail."""
     want = compute(simulated_two_player, sections=["decisions-quality"])
 
-    def broken(texts):
+    def broken(rulesets):
         raise RuntimeError("preparation failed")
 
     monkeypatch.setattr(judge, "preload", broken)
@@ -84,7 +96,8 @@ def test_numba_loads_without_importing_scipy_linalg_which_stays_importable():
         "from pipeline.rules import Ruleset\n"
         "from pipeline.solved import judge\n"
         "import json\n"
-        "judge.preload([json.dumps(Ruleset.builtin('standard').to_dict())])\n"
+        "import pyarrow as pa\n"
+        "judge.preload(pa.table({'ruleset': [json.dumps(Ruleset.builtin('standard').to_dict())]}))\n"
         "assert 'numba.np.arraymath' in sys.modules\n"
         "assert 'scipy.linalg' not in sys.modules, 'numba imported scipy.linalg'\n"
         "import scipy.linalg.cython_blas\n"

@@ -316,11 +316,12 @@ def _code_or_judge(found: "_Judge | str", messages: list) -> "_Judge | int":
     return messages.index(found)
 
 
-def preload(texts: Iterable[str]) -> None:
-    """Make the judges of these rulesets (their tables read, the compiled loop loaded from
-    numba's cache): mostly interpreter work, which a thread does while DuckDB computes the
-    judge's input, so that the judging itself waits for none of it."""
-    for text in texts:
+def preload(rulesets: pa.Table) -> None:
+    """Make the judges of these rulesets (int_race_rulesets: those of the two-player games;
+    their tables read, the compiled loop loaded from numba's cache): mostly interpreter work,
+    which a thread does while DuckDB computes the judge's input, so that the judging itself
+    waits for none of it. No two-player game, nothing loaded."""
+    for text in rulesets.column("ruleset").to_pylist():
         judge_for(text)
 
 
