@@ -80,16 +80,31 @@ def test_sql_and_python_judge_every_choice_the_same(simulated):
     assert any(r["loss_pp"] > RACE_BLUNDER_PP for r in judged_sql.values())
 
 
+@pytest.mark.parametrize("consecutive", [True, False])
 @pytest.mark.parametrize("dense", [True, False])
-def test_each_choice_finds_its_turns_totals_as_an_inner_join_would(dense):
+def test_each_choice_finds_its_turns_totals_as_an_inner_join_would(dense, consecutive):
     """Totals pairs a choice with the turn of its game, player and turn (the first of two
-    alike, none for a null or unknown key), by its dense array or by binary search."""
+    alike, none for a null or unknown key), by its seat's first row and the turn's offset
+    or by binary search; turns numbered at random (gaps everywhere: the search) or one
+    after another with a few gaps and repeats (the offset, checked)."""
     rng = random.Random(5)
-    turns = [
-        (rng.randrange(0, 60) if rng.random() > 0.02 else None, rng.choice(["ana", "bo", "cy", None]),
-         rng.randrange(1, 30) if rng.random() > 0.02 else None, rng.randrange(0, 3000), rng.randrange(0, 3000))
-        for _ in range(800)
-    ]  # fmt: skip
+    if consecutive:
+        turns = []
+        for game in range(40):
+            for player in ("ana", "bo", "cy"):
+                for turn in range(1, rng.randrange(2, 25)):
+                    if rng.random() > 0.05:
+                        for _ in range(2 if rng.random() < 0.03 else 1):
+                            turns.append((game, player, turn, rng.randrange(0, 3000), rng.randrange(0, 3000)))
+        turns.append((None, "ana", 3, 1, 1))
+        turns.append((5, None, 3, 1, 1))
+    else:
+        turns = [
+            (rng.randrange(0, 60) if rng.random() > 0.02 else None, rng.choice(["ana", "bo", "cy", None]),
+             rng.randrange(1, 30) if rng.random() > 0.02 else None, rng.randrange(0, 3000), rng.randrange(0, 3000))
+            for _ in range(800)
+        ]  # fmt: skip
+    rng.shuffle(turns)
     table = pa.table(
         {
             name: [t[i] for t in turns]
@@ -98,8 +113,8 @@ def test_each_choice_finds_its_turns_totals_as_an_inner_join_would(dense):
     )
     totals = Totals(table)
     if not dense:
-        totals.slot = None
-    assert (totals.slot is not None) == dense
+        totals.seat_first = None
+    assert (totals.seat_first is not None) == dense
     joined: dict = {}
     for game, player, turn, mover, other in turns:
         if None not in (game, player, turn):

@@ -80,6 +80,7 @@ ADDED = pa.schema(
         ("why", pa.string()),
     ]
 )
+UNREADABLE = "the ruleset cannot be read"
 #: Why a choice is not judged by winning chance (the `why` column's dictionary; None: judged).
 WHY = (
     None,
@@ -87,9 +88,8 @@ WHY = (
     "a banked total off the grid or below 0",
     "the mover's total is already at the target",
     "opened does not match the banked total",
-    "the ruleset cannot be read",
+    UNREADABLE,
 )
-UNREADABLE = WHY.index("the ruleset cannot be read")
 NULL = np.iinfo(np.int64).min  # a null game, turn or total where the judge reads int64
 
 
@@ -182,8 +182,11 @@ def _numbers(array: pa.Array, dtype) -> np.ndarray:
 class Totals:
     """The banked totals at each turn's start (int_race_turns), found for each choice by its
     game, player and turn, as an inner join on the three would pair them (a choice of no such
-    turn is not a two-player state): one integer key per turn, looked up in a dense array of
-    the keys when it is small (game numbers are dense), else by binary search."""
+    turn is not a two-player state). Each turn has one integer key, seat * span + turn (a
+    seat: a game's player); the keys sorted put a seat's turns side by side, usually one per
+    turn number, so a choice's row is its seat's first row plus its turn's offset, checked
+    against the key there (a dense array of seats, small: game numbers are dense). A seat
+    whose turns skip a number, or too many seats for the array, is looked up by binary search."""
 
     def __init__(self, turns: pa.Table):
         import pyarrow.compute as pc
@@ -207,11 +210,14 @@ class Totals:
         self.mover = _column(turns, "mover_total")[order]
         self.other = _column(turns, "other_total")[order]
         self.row = np.zeros(0, dtype=np.int64)
-        size = int(self.keys[-1]) + 1 if len(self.keys) else 0
-        self.slot: np.ndarray | None = None
-        if size <= max(1 << 20, 8 * len(self.keys)):
-            self.slot = np.full(size, -1, dtype=np.int64)
-            self.slot[self.keys] = np.arange(len(self.keys))
+        seats = self.keys // self.span
+        n_seats = int(seats[-1]) + 1 if len(seats) else 0
+        self.seat_first: np.ndarray | None = None
+        if n_seats <= max(1 << 22, 8 * len(self.keys)):
+            starts = np.ones(len(seats), dtype=np.bool_)
+            starts[1:] = seats[1:] != seats[:-1]
+            self.seat_first = np.full(n_seats + 1, -1, dtype=np.int64)  # + 1: a seat past the last
+            self.seat_first[seats[starts]] = np.nonzero(starts)[0]
 
     def _keys(self, game: np.ndarray, code: np.ndarray, turn: np.ndarray) -> np.ndarray:
         ok = (code >= 0) & (game >= 0) & (turn != NULL) & (turn >= self.turn_lo) & (turn < self.turn_lo + self.span)
@@ -226,15 +232,25 @@ class Totals:
         game = _filled(batch.column("game_no"))
         turn = _filled(batch.column("turn"))
         keys = self._keys(game, code, turn)
-        if self.slot is not None:
-            inside = (keys >= 0) & (keys < len(self.slot))
-            at = np.full(len(keys), -1, dtype=np.int64)
-            at[inside] = self.slot[keys[inside]]
-            found = at >= 0
-        else:
-            at = np.searchsorted(self.keys, keys)
-            at[at >= len(self.keys)] = 0
-            found = (keys >= 0) & (self.keys[at] == keys)
+        at = np.full(len(keys), -1, dtype=np.int64)
+        looking = keys >= 0
+        if self.seat_first is not None and len(self.keys):
+            past = len(self.seat_first) - 1  # a seat of no turn
+            seat = np.minimum(np.where(looking, keys // self.span, past), past)
+            first = self.seat_first[seat]
+            guess = first + keys % self.span - self.keys[np.maximum(first, 0)] % self.span
+            ok = looking & (first >= 0) & (guess >= 0) & (guess < len(self.keys))
+            guess = np.where(ok, guess, 0)
+            hit = ok & (self.keys[guess] == keys)
+            at[hit] = guess[hit]
+            looking &= ~hit
+        if looking.any() and len(self.keys):
+            idx = np.nonzero(looking)[0]
+            looked = np.searchsorted(self.keys, keys[idx])
+            looked[looked >= len(self.keys)] = 0
+            there = self.keys[looked] == keys[idx]
+            at[idx[there]] = looked[there]
+        found = at >= 0
         self.row = at[found]
         return found
 
@@ -283,7 +299,7 @@ def judge_for(text) -> "_Judge | str":
     try:
         rules = Ruleset.from_value(json.loads(text))
     except (TypeError, ValueError, RulesetError):
-        return "the ruleset cannot be read"
+        return UNREADABLE
     reason = race_model.refusal(rules)
     if reason is not None:
         return reason
@@ -300,11 +316,12 @@ def _code_or_judge(found: "_Judge | str", messages: list) -> "_Judge | int":
     return messages.index(found)
 
 
-def preload(texts: Iterable[str]) -> None:
-    """Make the judges of these rulesets (their tables read, the compiled loop loaded from
-    numba's cache): mostly interpreter work, which a thread does while DuckDB computes the
-    judge's input, so that the judging itself waits for none of it."""
-    for text in texts:
+def preload(rulesets: pa.Table) -> None:
+    """Make the judges of these rulesets (int_race_rulesets: those of the two-player games;
+    their tables read, the compiled loop loaded from numba's cache): mostly interpreter work,
+    which a thread does while DuckDB computes the judge's input, so that the judging itself
+    waits for none of it. No two-player game, nothing loaded."""
+    for text in rulesets.column("ruleset").to_pylist():
         judge_for(text)
 
 

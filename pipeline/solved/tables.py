@@ -180,4 +180,7 @@ def turn_rolls(rules: Ruleset) -> tuple[np.ndarray, np.ndarray]:
             buffer = io.BytesIO()
             np.save(buffer, array, allow_pickle=False)
             write_atomically(path, buffer.getvalue())
+    # read-only, as the cache gives it back (memory-mapped): numba compiles a loop once per
+    # argument type, and a writable array is another type than a read-only one
+    rolls.setflags(write=False)
     return starts, rolls

@@ -67,8 +67,8 @@ class Model:
     materialized: str  # "view" | "table" | "query" (reports: run, not stored) | "python"
     depends_on: tuple[str, ...]
     function: str | None = None  # python models: "module:function", called with {input: table}
-    # python models: "module:function" called with the dataset's ruleset texts in a thread
-    # when a build that needs the model starts, to load what the model will need meanwhile
+    # python models: "module:function" called in a thread with the rows of their first input
+    # (a small one, read first), to load what the model will need while DuckDB computes the rest
     prepare: str | None = None
 
 
@@ -81,7 +81,7 @@ PYTHON_MODELS: dict[str, Model] = {
             "int_race_choices",
             "",
             "python",
-            ("int_race_judge_input", "int_race_turns", "int_race_rulesets"),
+            ("int_race_rulesets", "int_race_judge_input", "int_race_turns"),
             "pipeline.solved.judge:race_choices",
             "pipeline.solved.judge:preload",
         ),
@@ -232,16 +232,17 @@ def build(con: duckdb.DuckDBPyConnection, names: list[str], models: dict[str, Mo
     for name in reversed(order):  # what the models still to build read (not what cached ones did)
         if name in needed and name not in existing:
             needed.update((models.get(name) or PYTHON_MODELS[name]).depends_on)
-    to_build = [n for n in order if n in needed and n not in existing]
-    preparing = {n: _prepare(con, PYTHON_MODELS[n]) for n in to_build if n in PYTHON_MODELS and n not in models}
     for name in order:
         model = models.get(name) or PYTHON_MODELS[name]
         if name in existing or name not in needed or (model.materialized == "query" and name in names):
             continue  # a report asked for is run, not stored
         if model.materialized == "python":
-            if (thread := preparing.get(name)) is not None:
-                thread.join()
-            inputs = {dep: con.sql(f"select * from {dep}").to_arrow_table() for dep in model.depends_on}
+            first, *rest = model.depends_on
+            inputs = {first: con.sql(f"select * from {first}").to_arrow_table()}
+            preparing = _prepare(model, inputs[first])
+            inputs.update((dep, con.sql(f"select * from {dep}").to_arrow_table()) for dep in rest)
+            if preparing is not None:
+                preparing.join()
             release_memory(con)
             rows = python_function(model)(inputs)
             con.register(name, rows)
@@ -254,18 +255,17 @@ def build(con: duckdb.DuckDBPyConnection, names: list[str], models: dict[str, Mo
         existing.add(name)
 
 
-def _prepare(con: duckdb.DuckDBPyConnection, model: Model) -> threading.Thread | None:
-    """Start the model's `prepare` in a thread (DuckDB releases the interpreter while it
-    computes the model's inputs, so the two run side by side on two cores). A failure there
-    is left for the model itself to meet and report."""
+def _prepare(model: Model, first_input: pa.Table) -> threading.Thread | None:
+    """Start the model's `prepare` on its first input's rows in a thread: DuckDB releases the
+    interpreter while it computes the other inputs, so the two run side by side on two cores.
+    A failure there is left for the model itself to meet and report."""
     if model.prepare is None:
         return None
-    texts = [row[0] for row in con.execute("select distinct ruleset::varchar from src_games").fetchall()]
     function = python_function(Model(model.name, "", "python", (), model.prepare))
 
     def run() -> None:
         try:
-            function(texts)
+            function(first_input)
         except Exception:  # noqa: BLE001 - the model runs again and says what went wrong
             pass
 
