@@ -8,12 +8,15 @@ session (`local[CORES]`, started once; its start is printed, not counted), alter
 --runs times:
   ingest: the local engine (`ingest LOG --out DS`, its own worker processes) and
           `ingest --engine spark`; each a fresh dataset; seconds from the ingest's summary;
-  stats:  `stats DS` on DuckDB and `stats DS --engine spark`, the default sections, over
-          the dataset the first local run wrote.
+  stats:  after the ingests, --stats-runs times: `stats DS` on DuckDB and `stats DS --engine
+          spark`, the default sections, over the dataset the first local run wrote (the
+          Spark session already started and warm from its ingest; the session's start is
+          not in the stats' seconds either).
 Prints the medians and the ratios spark/local (the goals: ingest <= 2.0, stats <= 3.0), the
 machine's load average before each timed step, and with --stages Spark's own account of
-each ingest (from its event log): per stage the wall time, tasks, task time, and the
-driver's share (planning and hashing before the job, commit after). --scaling adds the
+each ingest and each spark stats run (from its event log): per job and stage the wall
+time, tasks, task time, and the driver's share (planning and hashing before the job,
+commit after; for stats, planning and the DuckDB side). --scaling adds the
 ingest at 1 core (local[1] and the local engine with one worker) for docs/spark.md's table.
 
 The machine is shared: quote ratios from one run of this script, with the load it printed.
@@ -244,20 +247,25 @@ def main() -> None:
             )
             if n:
                 shutil.rmtree(work / f"spark-{n}", ignore_errors=True)
-            if not args.no_stats and n < (args.stats_runs if args.stats_runs is not None else args.runs):
-                for name, call in (("local stats", stats_local), ("spark stats", lambda ds: stats_spark(spark, ds))):
-                    loads[name].append(load())
-                    results[name].append(call(work / "local-0"))
-                print(
-                    f"run {n + 1}: stats local {results['local stats'][-1]:.1f} s ({loads['local stats'][-1]}), "
-                    f"spark {results['spark stats'][-1]:.1f} s ({loads['spark stats'][-1]})",
-                    flush=True,
-                )
+        stats_windows = []
+        for n in range(0 if args.no_stats else (args.stats_runs if args.stats_runs is not None else args.runs)):
+            for name, call in (("local stats", stats_local), ("spark stats", lambda ds: stats_spark(spark, ds))):
+                loads[name].append(load())
+                started = time.time()
+                results[name].append(call(work / "local-0"))
+                if name == "spark stats":
+                    stats_windows.append({"started": started, "ended": time.time()})
+            print(
+                f"stats run {n + 1}: local {results['local stats'][-1]:.2f} s ({loads['local stats'][-1]}), "
+                f"spark {results['spark stats'][-1]:.2f} s ({loads['spark stats'][-1]}), "
+                f"ratio {results['spark stats'][-1] / results['local stats'][-1]:.2f}",
+                flush=True,
+            )
         print(f"\n{'step':<14} {'median s':>9}  runs (load average before each)")
         for name, values in results.items():
             if values:
-                runs = ", ".join(f"{v:.1f} ({ld})" for v, ld in zip(values, loads[name]))
-                print(f"{name:<14} {statistics.median(values):>9.1f}  {runs}")
+                runs = ", ".join(f"{v:.2f} ({ld})" for v, ld in zip(values, loads[name]))
+                print(f"{name:<14} {statistics.median(values):>9.2f}  {runs}")
         ratio = statistics.median(results["spark ingest"]) / statistics.median(results["local ingest"])
         print(f"\nspark/local ingest: {ratio:.2f}x (goal <= 2.0)")
         cpu = statistics.median(CPU["spark ingest"]) / statistics.median(CPU["local ingest"])
@@ -271,6 +279,9 @@ def main() -> None:
         if args.stages and event_log is not None:
             for n, window in enumerate(windows):
                 print(f"\nspark ingest, run {n + 1} ({window['checks']}):")
+                print("\n".join(stage_report(event_log, window)))
+            for n, window in enumerate(stats_windows):
+                print(f"\nspark stats, run {n + 1}:")
                 print("\n".join(stage_report(event_log, window)))
         if args.scaling:
             spark.stop()

@@ -1,6 +1,6 @@
 -- Report: audit findings against players, by code, overall and per player.
 with findings as (
-    select * from int_findings_in_scope
+    select * from fct_player_findings
 ),
 
 final as (
@@ -8,7 +8,7 @@ final as (
         case when grouping(player) = 1 then 'overall' else 'player' end as scope,
         player,
         code,
-        count(*) as findings
+        sum(findings)::bigint as findings
     from findings
     group by grouping sets ((code), (player, code))
 )

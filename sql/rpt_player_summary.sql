@@ -12,8 +12,8 @@
 --   banks_below_300: banked turns whose claimed points were under 300, out of banks.
 --   findings: audit findings naming the player.
 --   claimed_points, corrected_points: sums of the final totals over the games.
-with seats as (
-    select * from int_game_players_in_scope
+with games_by_player as (
+    select * from fct_player_games
 ),
 
 turn_counts as (
@@ -25,23 +25,7 @@ roll_counts as (
 ),
 
 findings as (
-    select * from int_findings_in_scope
-),
-
-games_by_player as (
-    select
-        grouping(player) = 1 as is_overall,
-        player,
-        count(distinct game_id) as games,
-        count(distinct game_id) filter (where complete) as complete_games,
-        count(distinct game_id) filter (where finished) as finished_games,
-        count(*) filter (where finished and won_corrected) as wins,
-        count(*) filter (where finished and won_claimed) as wins_claimed,
-        sum(claimed_total)::bigint as claimed_points,
-        sum(corrected_total)::bigint as corrected_points
-    from seats
-    group by grouping sets ((), (player))
-    having count(*) > 0  -- no overall row over no rows
+    select * from fct_player_findings
 ),
 
 turns_by_player as (
@@ -74,7 +58,7 @@ findings_by_player as (
     select
         grouping(player) = 1 as is_overall,
         player,
-        count(*) as findings
+        sum(findings)::bigint as findings
     from findings
     group by grouping sets ((), (player))
     having count(*) > 0  -- no overall row over no rows

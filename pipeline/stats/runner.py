@@ -145,9 +145,11 @@ def build_order(targets: list[str], models: dict[str, Model]) -> list[str]:
     return order
 
 
-def connect(dataset: Dataset) -> duckdb.DuckDBPyConnection:
+def connect(dataset: Dataset | None) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the dataset's tables as `src_<table>` and the macros of
-    sql/macros.sql; the filters are still unset (see `set_variables`)."""
+    sql/macros.sql; the filters are still unset (see `set_variables`). Without a dataset it
+    has no source tables: the Spark engine's driver side, whose models read only the
+    aggregates Spark collected (pipeline.engines.spark.stats)."""
     setting = os.environ.get("FARKLE_LOGS_DUCKDB_MEMORY", "").strip()
     spill = tempfile.mkdtemp(prefix="farkle-logs-duckdb-")
     try:
@@ -169,26 +171,32 @@ def connect(dataset: Dataset) -> duckdb.DuckDBPyConnection:
         con.execute("set enable_progress_bar = false")  # DuckDB's own bar on stderr: not ours to print
         # the limit as given and as shown (rounded): release_memory sets it back exactly
         con.execute(f"set variable {LIMIT_VARIABLE} = [?, current_setting('memory_limit')]", [setting or MEMORY_LIMIT])
-        if dataset.remote:  # on an object store: DuckDB reads the files through fsspec
-            from pipeline import storage
-
-            storage.register_duckdb(con, [str(dataset.path)])
-        for table, schema in TABLES.items():
-            if dataset.has_files(table):  # exactly the manifest's files: never a glob (docs/dataset.md)
-                files = ", ".join("'" + path.replace("'", "''") + "'" for path in dataset.duckdb_paths(table))
-                con.execute(
-                    f"create temp view src_{table} as select * from "
-                    f"read_parquet([{files}], hive_partitioning = false, union_by_name = true)"
-                )
-            else:  # a table with no files: empty, with the contract's columns
-                # (from_batches, not schema.empty_table(): that makes pyarrow import pandas, 0.2 s)
-                con.register(f"src_{table}_empty", pa.Table.from_batches([], schema))
-                con.execute(f"create temp view src_{table} as select * from src_{table}_empty")
+        if dataset is not None:
+            _register_sources(con, dataset)
         con.execute((SQL_DIR / f"{MACROS}.sql").read_text(encoding="utf-8"))
     except BaseException:  # a view that cannot be made (a damaged file): no spill dir left behind
         close(con)
         raise
     return con
+
+
+def _register_sources(con: duckdb.DuckDBPyConnection, dataset: Dataset) -> None:
+    """The dataset's tables as views `src_<table>` over exactly the files its manifest lists."""
+    if dataset.remote:  # on an object store: DuckDB reads the files through fsspec
+        from pipeline import storage
+
+        storage.register_duckdb(con, [str(dataset.path)])
+    for table, schema in TABLES.items():
+        if dataset.has_files(table):  # exactly the manifest's files: never a glob (docs/dataset.md)
+            files = ", ".join("'" + path.replace("'", "''") + "'" for path in dataset.duckdb_paths(table))
+            con.execute(
+                f"create temp view src_{table} as select * from "
+                f"read_parquet([{files}], hive_partitioning = false, union_by_name = true)"
+            )
+        else:  # a table with no files: empty, with the contract's columns
+            # (from_batches, not schema.empty_table(): that makes pyarrow import pandas, 0.2 s)
+            con.register(f"src_{table}_empty", pa.Table.from_batches([], schema))
+            con.execute(f"create temp view src_{table} as select * from src_{table}_empty")
 
 
 def close(con: duckdb.DuckDBPyConnection) -> None:

@@ -1,19 +1,32 @@
-"""`farkle-logs stats --engine spark`: the SQL models of `sql/` run by Spark SQL.
+"""`farkle-logs stats --engine spark`: the SQL models of `sql/`, the work that grows with the
+data on Spark, the reports over its aggregates in DuckDB on the driver.
 
 The same computation as `pipeline.stats`, step for step: the dataset's tables become
 `src_<table>` (read from exactly the files its manifest lists, with the contract's schema),
-the exact-odds and policy tables are built on the driver by the same Python and
-registered, each model is transpiled from its DuckDB text (`transpile`) and becomes a
-temporary view (or a cached table where the model says `-- materialized: table`), and
-each report is collected as Arrow.
+the exact-odds and policy tables are built on the driver by the same Python, and every model
+runs where `placement` puts it:
 
-A report's result is cast to the types DuckDB gives it (found by running the models in
-DuckDB over empty tables, which costs milliseconds): Spark sums BIGINTs to BIGINT where
-DuckDB gives HUGEINT, and the text, JSON and CSV output must not depend on the engine.
+- on Spark, each model that reads rows: a source table, or a row-level model (`stg_`,
+  `int_`) that runs on Spark. These are transpiled from their DuckDB text (`transpile`) and
+  become temporary views (cached tables where the model says `-- materialized: table`);
+- on the driver, in DuckDB with the models' own text, each model whose inputs are all
+  there: the facts (`fct_`, additive aggregates of a few rows per player, ruleset or game)
+  Spark computed and the driver collected once as Arrow, the Python models, the tables
+  built on the driver. Most reports are such models: a Spark query of their own would cost
+  a few jobs of fixed overhead for a few thousand input rows.
+
+The facts the driver needs are collected together, each its own Spark query started from
+its own thread, so their jobs share the cores instead of queueing behind each other's
+driver work. A fact is cast to the types DuckDB gives it (found by running the models in
+DuckDB over empty tables, which costs milliseconds) before DuckDB reads it, and so is a
+report Spark ran: Spark sums BIGINTs to BIGINT where DuckDB gives HUGEINT, and the text,
+JSON and CSV output must not depend on the engine.
 """
 
 from __future__ import annotations
 
+import re
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -33,6 +46,8 @@ from pipeline.stats.runner import (
     Model,
     build,
     build_order,
+    close,
+    connect,
     load_models,
     python_function,
     set_variables,
@@ -44,6 +59,30 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 BATCH_ROWS = 65_536  # rows per Arrow batch from a task (spark.sql.execution.arrow.maxRecordsPerBatch's scale)
+SPARK = "spark"
+DRIVER = "driver"
+AGGREGATE_PREFIX = "fct_"  # the facts: aggregates the reports re-aggregate (sql/ layers, pipeline.stats.runner)
+_SOURCE = re.compile(r"\bsrc_\w+")
+COLLECT_THREADS = 8  # facts collected at once; each thread mostly waits for its job
+
+
+def placement(models: dict[str, Model]) -> dict[str, str]:
+    """Where each model runs (SPARK or DRIVER), from the models alone: on Spark if it reads
+    a source table or a row-level model that runs on Spark (rows that grow with the data);
+    on the driver if everything it reads is already there: facts Spark aggregated, Python
+    models, the driver's tables (exact odds, policy). Python models run on the driver."""
+    where: dict[str, str] = {name: DRIVER for name in PYTHON_MODELS}
+    for name in build_order(sorted(models), models):
+        model = models.get(name) or PYTHON_MODELS[name]
+        if model.materialized == "python":
+            where[name] = DRIVER
+        elif _SOURCE.search(re.sub(r"--[^\n]*", "", model.sql)) or any(
+            where[dep] == SPARK and not dep.startswith(AGGREGATE_PREFIX) for dep in model.depends_on
+        ):
+            where[name] = SPARK
+        else:
+            where[name] = DRIVER
+    return where
 
 
 def compute(
@@ -58,66 +97,180 @@ def compute(
     """The report tables of `sections`, as `pipeline.stats.compute` gives them."""
     names, with_odds, with_policy = plan_sections(sections)
     with session(spark, dataset, filters, with_odds, with_policy, blunder_threshold, league) as models:
-        models.plan_types([f"rpt_{name}" for name in names])
+        models.prepare([f"rpt_{name}" for name in names])
         return {name: models.report(f"rpt_{name}") for name in names}
 
 
 class SparkModels:
-    """The models of `sql/` over one dataset in a Spark session of their own."""
+    """The models of `sql/` over one dataset: a Spark session of their own for the models
+    that read rows, a DuckDB connection on the driver for those over aggregates."""
 
     def __init__(self, spark: "SparkSession", variables: dict[str, Any], aux: dict[str, pa.Table]):
         self.spark = spark
         self.variables = variables
         self.aux = aux
         self.models = load_models()
+        self.where = placement(self.models)
         self.macros = transpile.load_macros(SQL_DIR / f"{MACROS}.sql")
-        self.cached: list[str] = []
-        self._built: set[str] = set()
+        self.cached: list["DataFrame"] = []
+        self._on_spark: set[str] = set()  # views (or tables) made in the Spark session
+        self._on_driver: set[str] = set()  # views, tables or Arrow tables in DuckDB
         self._types: dict[str, pa.Schema] = {}
+        self._collected: dict[str, pa.Table] = {}  # reports Spark ran in `prepare`, until asked for
+        self.duck = connect(None)
+        try:
+            set_variables(self.duck, variables)
+            for name, table in aux.items():
+                self.duck.register(name, table)
+        except BaseException:
+            close(self.duck)
+            raise
+
+    def _model(self, name: str) -> Model:
+        return self.models.get(name) or PYTHON_MODELS[name]
 
     def sql(self, name: str) -> str:
         """The model's Spark SQL, filters bound."""
         return transpile.to_spark(self.models[name].sql, self.macros, self.variables)
 
+    # ------------------------------------------------------------------ Spark side
     def build(self, name: str) -> None:
-        """Create the views (cached tables) `name` depends on, in dependency order."""
+        """Create in Spark the views (cached tables) `name` depends on, in dependency order; a
+        model of the driver that a Spark model reads goes to Spark as its rows."""
         for dep in build_order([name], self.models):
-            model = self.models.get(dep) or PYTHON_MODELS[dep]
-            if dep in self._built or (dep == name and model.materialized == "query"):
+            model = self._model(dep)
+            if dep in self._on_spark or (dep == name and model.materialized == "query"):
                 continue
-            if model.materialized == "python":  # computed on the driver from its inputs' rows
-                inputs = {i: self.spark.table(i).toArrow() for i in model.depends_on}
-                self.aux[dep] = python_function(model)(inputs)
-                self.spark.createDataFrame(self.aux[dep]).createOrReplaceTempView(dep)
-                self._built.add(dep)
+            if self.where[dep] == DRIVER:
+                self.spark.createDataFrame(self.driver_rows(dep)).createOrReplaceTempView(dep)
+                self._on_spark.add(dep)
                 continue
-            self.spark.sql(self.sql(dep)).createOrReplaceTempView(dep)
-            if model.materialized == "table":
-                self.spark.catalog.cacheTable(dep)
-                self.cached.append(dep)
-            self._built.add(dep)
+            rows = self.spark.sql(self.sql(dep))
+            if model.materialized == "table" and not (dep == name and dep.startswith(AGGREGATE_PREFIX)):
+                rows = self._materialize(dep, rows)
+            rows.createOrReplaceTempView(dep)
+            self._on_spark.add(dep)
 
-    def run(self, name: str) -> pa.Table:
-        """Any model's rows, as Spark gives them (its types)."""
+    def _materialize(self, name: str, rows: "DataFrame") -> "DataFrame":
+        """A table model computed once, before the queries that read it (which then run at
+        once). Spark's size estimates of such a model are guesses (a join's estimate is the
+        product of its sides'), so a small table would be shuffled and sorted against the
+        rows it filters, or worse, those rows broadcast to it. Once computed, its true size
+        is known: a table Spark would broadcast anyway (under
+        spark.sql.autoBroadcastJoinThreshold) is brought to the driver, as a broadcast does,
+        and registered as local rows whose size Spark then knows; a larger one stays cached
+        on the executors."""
+        rows = rows.cache()
+        rows.count()
+        size = rows._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()
+        if int(str(size)) <= self.broadcast_limit():
+            local = self.spark.createDataFrame(rows.toArrow())
+            rows.unpersist()
+            return local
+        self.cached.append(rows)
+        return rows
+
+    def broadcast_limit(self) -> int:
+        """The largest table Spark broadcasts, in bytes (-1: none)."""
+        return _bytes(self.spark.conf.get("spark.sql.autoBroadcastJoinThreshold") or "10MB")
+
+    def spark_rows(self, name: str) -> pa.Table:
+        """A Spark model's rows, as Spark gives them (its types)."""
         self.build(name)
-        if name in PYTHON_MODELS and name not in self.models:
-            return self.spark.table(name).toArrow()
-        return self.spark.sql(self.sql(name)).toArrow()
+        if self._model(name).materialized == "query":
+            return self.spark.sql(self.sql(name)).toArrow()
+        return self.spark.table(name).toArrow()
 
-    def plan_types(self, reports: list[str]) -> None:
-        """The DuckDB types of these reports, found in one DuckDB pass (not one per report)."""
-        self._types.update(duckdb_schemas(reports, self.models, self.aux, self.variables))
+    # ------------------------------------------------------------------ driver side
+    def prepare(self, names: list[str]) -> None:
+        """Collect, all at once, the Spark models whose rows the driver will need for `names`
+        and that need nothing from the driver themselves (the facts of every report in one
+        wave); what is left is collected when asked for."""
+        order = build_order(names, self.models)
+        wanted = {
+            dep
+            for name in order
+            if self.where[name] == DRIVER
+            for dep in self._model(name).depends_on
+            if self.where[dep] == SPARK
+        }
+        ready = [
+            name
+            for name in order
+            if (name in wanted or (name in names and self.where[name] == SPARK))
+            and name not in self._on_driver
+            and all(self.where[dep] == SPARK for dep in build_order([name], self.models))
+        ]
+        self.plan_types([*names, *ready])  # one DuckDB pass for the reports and their facts
+        for name in ready:
+            self.build(name)  # the views are made here, one thread, before the queries start
+        with ThreadPoolExecutor(max_workers=max(1, min(COLLECT_THREADS, len(ready)))) as pool:
+            rows = list(pool.map(self.spark_rows, ready))
+        for name, table in zip(ready, rows):
+            if name in wanted:
+                self._register(name, table)
+            else:
+                self._collected[name] = table
+
+    def _register(self, name: str, spark_rows: pa.Table) -> None:
+        """A Spark model's rows in DuckDB, with the types DuckDB gives the model."""
+        self.duck.register(name, spark_rows.cast(self._types[name]))
+        self._on_driver.add(name)
+
+    def driver_rows(self, name: str) -> pa.Table:
+        """A model's rows in DuckDB on the driver (a Spark model's collected first)."""
+        order = build_order([name], self.models)
+        collect = {name} | {  # the Spark models whose rows the driver's models read
+            dep
+            for user in order
+            if self.where[user] == DRIVER
+            for dep in self._model(user).depends_on
+            if self.where[dep] == SPARK
+        }
+        for dep in order:
+            model = self._model(dep)
+            if dep in self._on_driver or (dep == name and model.materialized == "query"):
+                continue
+            if self.where[dep] == SPARK:
+                if dep in collect:
+                    self.plan_types([dep])
+                    self._register(dep, self.spark_rows(dep))
+                continue
+            if model.materialized == "python":
+                inputs = {i: self.driver_rows(i) for i in model.depends_on}
+                self.duck.register(dep, python_function(model)(inputs))
+            else:
+                kind = "table" if model.materialized == "table" else "view"
+                self.duck.execute(f"create temp {kind} {dep} as\n{model.sql}")
+            self._on_driver.add(dep)
+        if self._model(name).materialized == "query":
+            return self.duck.sql(self.models[name].sql).to_arrow_table()
+        return self.duck.sql(f"select * from {name}").to_arrow_table()
+
+    # ------------------------------------------------------------------ either
+    def run(self, name: str) -> pa.Table:
+        """Any model's rows where `placement` runs it (a Spark model's with Spark's types)."""
+        if self.where[name] == SPARK:
+            collected = self._collected.pop(name, None)
+            return collected if collected is not None else self.spark_rows(name)
+        return self.driver_rows(name)
+
+    def plan_types(self, names: list[str]) -> None:
+        """The DuckDB types of these models, found in one DuckDB pass (not one per model)."""
+        missing = [n for n in names if n not in self._types]
+        if missing:
+            self._types.update(duckdb_schemas(missing, self.models, self.aux, self.variables))
 
     def report(self, name: str) -> pa.Table:
         """A report's rows with the types DuckDB gives it."""
-        if name not in self._types:
-            self.plan_types([name])
+        self.plan_types([name])
         return self.run(name).cast(self._types[name])
 
     def close(self) -> None:
-        for name in self.cached:
-            self.spark.catalog.uncacheTable(name)
+        for rows in self.cached:
+            rows.unpersist()
         self.cached.clear()
+        close(self.duck)
 
 
 @contextmanager
@@ -192,10 +345,19 @@ def table_files(ds: Dataset, table: str) -> list[str]:
     return [str(p) for p in ds.table_files(table)]
 
 
+def _bytes(setting: str) -> int:
+    """A Spark size setting ("10MB", "10485760b", "-1") in bytes."""
+    text = setting.strip().lower().removesuffix("b")
+    units = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+    if text and text[-1] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text)
+
+
 def duckdb_schemas(
-    reports: list[str], models: dict[str, Model], aux: dict[str, pa.Table], variables: dict[str, Any]
+    names: list[str], models: dict[str, Model], aux: dict[str, pa.Table], variables: dict[str, Any]
 ) -> dict[str, pa.Schema]:
-    """The Arrow schema DuckDB gives each report, from the same models over empty tables."""
+    """The Arrow schema DuckDB gives each model, from the same models over empty tables."""
     con = duckdb.connect()
     try:
         for table, schema in TABLES.items():
@@ -204,7 +366,15 @@ def duckdb_schemas(
         set_variables(con, variables)
         for name, table in aux.items():
             con.register(name, table)
-        build(con, reports, models)
-        return {name: con.sql(models[name].sql).limit(0).to_arrow_table().schema for name in reports}
+        build(con, names, models)
+        return {
+            name: con.sql(
+                models[name].sql if name in models and models[name].materialized == "query" else f"select * from {name}"
+            )
+            .limit(0)
+            .to_arrow_table()
+            .schema
+            for name in names
+        }
     finally:
         con.close()
