@@ -101,6 +101,10 @@ def test_duckdb_memory_setting_and_its_spill_directory(tiny, tmp_path, monkeypat
     assert not list(tmp_path.glob("farkle-logs-duckdb-*"))
 
 
+def _rounded(table) -> list[tuple]:
+    return [tuple(round(v, 12) if isinstance(v, float) else v for v in row.values()) for row in table.to_pylist()]
+
+
 def test_memory_released_before_a_python_model_keeps_the_limit(tiny, monkeypatch):
     """release_memory (called before a Python model works) lowers DuckDB's limit to what is
     in use and sets it back: the limit after is the one before, the rows the same."""
@@ -127,7 +131,10 @@ def test_memory_released_before_a_python_model_keeps_the_limit(tiny, monkeypatch
         release_memory(Spy())
         assert len(seen) == 2 and seen[1] == "set memory_limit = '300MB'", seen
         assert con.execute("select current_setting('memory_limit')").fetchone()[0] == limit
-        assert run_model(con, "rpt_bust_rate_by_dice_left").equals(before)
+        after = run_model(con, "rpt_bust_rate_by_dice_left")
+        # the same rows; sums and rates to rounding (DuckDB's parallel sums add in any order)
+        assert after.schema == before.schema
+        assert _rounded(after) == _rounded(before)
         con.execute("set memory_limit = '200MB'")  # changed since connect: left alone
         limit = con.execute("select current_setting('memory_limit')").fetchone()[0]
         seen.clear()
