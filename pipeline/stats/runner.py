@@ -261,7 +261,7 @@ def _prepare(model: Model, first_input: pa.Table) -> threading.Thread | None:
     A failure there is left for the model itself to meet and report."""
     if model.prepare is None:
         return None
-    function = python_function(Model(model.name, "", "python", (), model.prepare))
+    function = _imported(model.prepare)
 
     def run() -> None:
         try:
@@ -308,9 +308,14 @@ def _macros_text() -> str:
 def python_function(model: Model):
     """The function of a python model (imported when first needed: openskill and the like
     load only for the runs that use them)."""
+    return _imported(model.function or "")
+
+
+def _imported(spec: str):
+    """The function a "module:function" names, its module imported now."""
     import importlib
 
-    module, _, function = (model.function or "").partition(":")
+    module, _, function = spec.partition(":")
     return getattr(importlib.import_module(module), function)
 
 
