@@ -79,6 +79,57 @@ def test_json_written_a_chunk_of_rows_at_a_time_is_the_whole_tables(tiny, monkey
     assert json.loads(buffer.getvalue())["tables"] == {"bust_rate_by_dice_left": []}
 
 
+def test_large_tables_are_written_by_polars_as_msgspec_writes_them(tiny, monkeypatch):
+    """From POLARS_JSON_ROWS rows a plain table is encoded by polars: the same document as
+    msgspec's, byte for byte on the reports (whatever the chunk size), value for value on
+    hostile cells (polars writes 1e+16 where msgspec writes 1e16); a column polars would write
+    otherwise (float32, timestamp, list) keeps msgspec."""
+    import datetime as dt
+    import random
+    import struct
+
+    import msgspec
+    import pyarrow as pa
+
+    from pipeline.cli import stats_cmd
+
+    sections = ["--section", "decisions-quality", *(x for s in DEFAULT_SECTIONS for x in ("--section", s))]
+    monkeypatch.setattr(stats_cmd, "POLARS_JSON_ROWS", 10**12)
+    by_msgspec = run(tiny, "--format", "json", *sections)
+    monkeypatch.setattr(stats_cmd, "POLARS_JSON_ROWS", 0)
+    monkeypatch.setattr(stats_cmd, "POLARS_ROWS_PER_CHUNK", 3)
+    by_polars = run(tiny, "--format", "json", *sections)
+    assert by_msgspec.exit_code == by_polars.exit_code == 0, by_polars.output
+    assert by_polars.stdout == by_msgspec.stdout
+    assert json.loads(by_polars.stdout)["tables"]["decision_quality"]  # rows were written
+
+    rng = random.Random(1)
+    doubles = [float("nan"), float("inf"), -float("inf"), -0.0, 1e16, 1e-7, 5e-324, 1.7976931348623157e308, 0.1]
+    doubles += [struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0] for _ in range(3000)]
+    n = len(doubles)
+    faces = [0, 1, 9, 10, 13, 31, 34, 92, 127, 0x2028, 0xE9, 0x1F600, 0xFFFD]
+    hostile = pa.table(
+        {
+            "double": doubles,
+            "int": [rng.getrandbits(63) * rng.choice((1, -1)) for _ in range(n)],
+            "text": ["".join(chr(rng.choice(faces)) for _ in range(4)) if i % 7 else None for i in range(n)],
+            "flag": [i % 3 == 0 for i in range(n)],
+            "nothing": pa.nulls(n),
+            "unsigned": pa.array([2**64 - 1] * n, pa.uint64()),
+        }
+    )
+    assert stats_cmd._polars_encodes(hostile)
+    encoder = msgspec.json.Encoder(enc_hook=str)
+    expected = json.loads("[" + ",".join(stats_cmd._msgspec_rows(hostile, encoder)) + "]", parse_constant=pytest.fail)
+    got = json.loads("[" + ",".join(stats_cmd._polars_rows(hostile)) + "]", parse_constant=pytest.fail)
+    assert len(got) == n and got[0]["double"] is None and got[1]["double"] is None
+    assert json.dumps(got) == json.dumps(expected)  # -0.0 and every double to the last bit
+    for other in (pa.array([0.5] * n, pa.float32()), pa.array([dt.datetime(2026, 1, 1)] * n), pa.array([[1]] * n)):
+        assert not stats_cmd._polars_encodes(hostile.append_column("other", other))
+    monkeypatch.setattr(stats_cmd, "POLARS_JSON_ROWS", n + 1)
+    assert not stats_cmd._polars_encodes(hostile)
+
+
 def test_duckdb_memory_setting_and_its_spill_directory(tiny, tmp_path, monkeypatch):
     """FARKLE_LOGS_DUCKDB_MEMORY sets DuckDB's limit; a value DuckDB cannot read is the
     user's error (exit 2, one line), and no run leaves its spill directory behind."""
