@@ -5,7 +5,7 @@
 -- struct per judged choice losing more than the threshold), so that one pass over the choices
 -- gives every figure and the per-choice rows are never stored.
 with choices as (
-    select * from int_choice_values
+    select * from int_choices_judged  -- int_choice_values' rows, read once with the two-player judge's
 ),
 
 final as (

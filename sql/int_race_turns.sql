@@ -13,9 +13,10 @@ two_player as (
     select game_id from stg_game_players group by game_id having count(*) = 2
 ),
 
--- each seat of those games and the other seat's player
+-- each seat of those games as a side, 0 or 1 (by name): the window and the as-of join below
+-- key on a seat's number, game_no * 2 + side, rather than on the game's and the player's text
 opponents as (
-    select a.game_id, a.player, b.player as other
+    select a.game_id, a.player, (a.player > b.player)::integer as side
     from stg_game_players as a
     inner join stg_game_players as b on a.game_id = b.game_id and a.player <> b.player
     where a.game_id in (select game_id from two_player)
@@ -25,13 +26,14 @@ turns as (
     select
         games.game_no,
         turns.player,
-        opponents.other,
+        games.game_no * 2 + opponents.side as seat,
+        games.game_no * 2 + 1 - opponents.side as other_seat,
         turns.turn,
         turns.start_seq,
         turns.end_seq,
         turns.corrected_total,
         coalesce(
-            lag(turns.corrected_total) over (partition by turns.game_id, turns.player order by turns.turn),
+            lag(turns.corrected_total) over (partition by games.game_no * 2 + opponents.side order by turns.turn),
             0
         ) as mover_total
     from stg_turns as turns
@@ -40,7 +42,7 @@ turns as (
 ),
 
 ended as (
-    select game_no, player, end_seq, corrected_total from turns where end_seq is not null
+    select seat, end_seq, corrected_total from turns where end_seq is not null
 ),
 
 final as (
@@ -52,8 +54,7 @@ final as (
         coalesce(ended.corrected_total, 0) as other_total
     from turns
     asof left join ended
-        on turns.game_no = ended.game_no
-        and turns.other = ended.player
+        on turns.other_seat = ended.seat
         and turns.start_seq > ended.end_seq
 )
 

@@ -78,11 +78,11 @@ PYTHON_MODELS: dict[str, Model] = {
     for m in (
         Model("rating_history", "", "python", ("fct_game_results",), "pipeline.stats.ratings:rating_history"),
         Model(
-            "int_race_choices",
+            "int_choices_judged",
             "",
             "python",
             ("int_race_rulesets", "int_race_judge_input", "int_race_turns"),
-            "pipeline.solved.judge:race_choices",
+            "pipeline.solved.judge:judged_choices",
             "pipeline.solved.judge:preload",
         ),
         # exact tests and Holm's correction over the counts (docs/stats.md)
