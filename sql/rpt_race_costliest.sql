@@ -12,36 +12,60 @@ games as (
     select game_id, game_no from int_games_in_scope
 ),
 
+-- each dice key's text once (a few hundred keys for a list of up to millions of choices)
+dice_texts as (
+    select key, dice_text(key) as text
+    from (
+        select roll_key as key from choices
+        union
+        select kept_key from choices
+        union
+        select best_key from choices where kind = 'keep'
+    )
+    where key is not null
+),
+
+worded as (
+    select
+        games.game_id,
+        choices.*,
+        rolled.text as roll,
+        case when choices.kind = 'keep' then kept.text else choices.choice end as made,
+        case when choices.kind = 'keep' then best.text
+             when choices.best_key = 1 then 'roll' else 'bank' end as best
+    from choices
+    inner join games on choices.game_no = games.game_no
+    left join dice_texts as rolled on choices.roll_key = rolled.key
+    left join dice_texts as kept on choices.kept_key = kept.key
+    left join dice_texts as best on choices.kind = 'keep' and choices.best_key = best.key
+),
+
 final as (
     select
         'player' as scope,
-        games.game_id,
-        choices.seq,
-        choices.player,
-        choices.kind,
-        choices.mover_total,
-        choices.other_total,
-        choices.mover_total || '-' || choices.other_total as scores,
-        choices.points,
-        choices.dice,
-        dice_text(choices.roll_key) as roll,
-        case when choices.kind = 'keep' then dice_text(choices.kept_key) else choices.choice end as made,
-        case when choices.kind = 'keep' then dice_text(choices.best_key)
-             when choices.best_key = 1 then 'roll' else 'bank' end as best,
-        choices.chance_best,
-        choices.chance_made,
-        choices.loss_pp,
-        case when choices.loss_pp > getvariable('f_race_blunder_pp') then 'blunder' else 'mistake' end as severity,
-        choices.player || ' at ' || choices.mover_total || ' v ' || choices.other_total
-            || ', ' || choices.points || ' in the turn: '
-            || case when choices.kind = 'keep'
-                    then 'kept ' || dice_text(choices.kept_key) || ' of ' || dice_text(choices.roll_key)
-                         || ' (best ' || dice_text(choices.best_key) || ')'
-                    else choices.choice || ' with ' || choices.dice || ' dice (best '
-                         || case when choices.best_key = 1 then 'roll' else 'bank' end || ')'
+        game_id,
+        seq,
+        player,
+        kind,
+        mover_total,
+        other_total,
+        mover_total || '-' || other_total as scores,
+        points,
+        dice,
+        roll,
+        made,
+        best,
+        chance_best,
+        chance_made,
+        loss_pp,
+        case when loss_pp > getvariable('f_race_blunder_pp') then 'blunder' else 'mistake' end as severity,
+        player || ' at ' || mover_total || ' v ' || other_total
+            || ', ' || points || ' in the turn: '
+            || case when kind = 'keep'
+                    then 'kept ' || made || ' of ' || roll || ' (best ' || best || ')'
+                    else choice || ' with ' || dice || ' dice (best ' || best || ')'
                end as line
-    from choices
-    inner join games on choices.game_no = games.game_no
+    from worded
 )
 
 select * from final
