@@ -1,7 +1,8 @@
 -- Intermediate: every choice in scope (int_choice_values: its single-turn judgement
 -- included) as the judge of both yardsticks (pipeline.solved.judge, the Python model
 -- int_choices_judged) reads it, so that the choices are computed once for both: the judge
--- passes every column on to its output (fct_decision_quality's single-turn figures) and
+-- passes every column on to its output (fct_decision_quality's single-turn figures, which
+-- work out the loss and the points bucket themselves: two columns fewer held) and
 -- judges by winning chance the choices of the two-player games' turns (int_race_turns,
 -- matched to the choices by game, player and turn in the judge; the rest keep the
 -- single-turn yardstick). It reads, in place, the fixed-width numbers: ruleset_id, points,
@@ -29,8 +30,6 @@ final as (
         value_made,
         value_best,
         judged,
-        loss,
-        points_lo,
         ruleset_id::integer as ruleset_id,
         (
             case when judged then 1 else 0 end
