@@ -19,6 +19,7 @@ from pipeline.solved import headline as shipped_headlines
 from pipeline.solved import tables as race_tables
 from pipeline.strategy import race
 from pipeline.strategy.advice import advise
+from pipeline.strategy.solver import solve
 
 from tests.race_brute import brute_force
 
@@ -163,8 +164,12 @@ def test_rules_solve_writes_a_table_that_loads_and_is_the_same_each_time(tmp_pat
     # the headline beside it, the same each time, with the table's first-player figure
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
     written = json.loads((tmp_path / "a.json").read_text())
-    assert written == {"rules": rules.to_json(), "headline": race.headline(table)}
+    assert {k: written[k] for k in ("rules", "headline")} == {
+        "rules": rules.to_json(),
+        "headline": race.headline(table),
+    }
     assert written["headline"]["first_player"] == table.w[0, 0]
+    assert written["turn"] == solve(rules).headline() and len(written["farkle_odds"]) == 6
 
 
 def test_shipped_headlines_are_those_of_the_shipped_tables():
@@ -178,6 +183,41 @@ def test_shipped_headlines_are_those_of_the_shipped_tables():
         assert path.read_bytes() == expected, f"{name}: rerun farkle-logs rules solve {name}"
         assert shipped_headlines.shipped_headline(rules) == race.headline(table)
     assert shipped_headlines.shipped_headline(Ruleset.from_value(SMALL)) is None
+
+
+@pytest.mark.parametrize("name", race_tables.SHIPPED)
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_rules_show_of_a_builtin_prints_from_its_sidecar_what_the_solvers_give(name, fmt, monkeypatch):
+    """A built-in's turn figures and farkle odds are read from the file shipped beside its
+    table (no solve): `rules show` prints the same, byte for byte, as when they are worked out."""
+    import pipeline.strategy
+    from pipeline.rules import describe
+
+    runner = CliRunner()
+    shipped = runner.invoke(app, ["rules", "show", name, "-f", fmt])
+    monkeypatch.setattr(shipped_headlines, "shipped_turn", lambda _rules: None)
+    solved = runner.invoke(app, ["rules", "show", name, "-f", fmt])
+    assert shipped.exit_code == solved.exit_code == 0, shipped.output + solved.output
+    assert shipped.stdout == solved.stdout
+    monkeypatch.undo()
+    monkeypatch.setattr(pipeline.strategy, "solve", lambda *_: pytest.fail("the turn was solved"))
+    monkeypatch.setattr(describe, "odds_rows", lambda *_: pytest.fail("the odds were worked out"))
+    assert runner.invoke(app, ["rules", "show", name, "-f", fmt]).stdout == shipped.stdout
+
+
+def test_a_sidecar_without_the_turn_figures_or_for_other_rules_is_not_read(tmp_path, monkeypatch):
+    rules = Ruleset.builtin("standard")
+    fake = tmp_path / "standard.npz"
+    monkeypatch.setattr(shipped_headlines, "shipped_path", lambda _name: fake)
+    headline = {"first_player": 0.5, "players": 2}
+    fake.with_suffix(".json").write_text(json.dumps({"rules": rules.to_json(), "headline": headline}))
+    assert shipped_headlines.shipped_turn(rules) is None and shipped_headlines.shipped_headline(rules) == headline
+    written = json.loads(shipped_headlines.sidecar(rules, headline))
+    written["farkle_odds"] = written["farkle_odds"][1:]  # a die count missing
+    fake.with_suffix(".json").write_text(json.dumps(written))
+    assert shipped_headlines.shipped_turn(rules) is None
+    fake.with_suffix(".json").write_bytes(shipped_headlines.sidecar(Ruleset.from_value(SMALL), headline))
+    assert shipped_headlines.shipped_turn(rules) is None
 
 
 def test_rules_show_reads_a_builtin_from_its_headline_and_ignores_one_for_other_rules(tmp_path, monkeypatch):

@@ -41,17 +41,10 @@ def show_rules(
 ) -> None:
     """Every knob, the scoring table, the exact farkle odds for 1-6 dice and the solved turn
     (expected turn value, bank thresholds; a single-turn model)."""
-    from pipeline.rules.describe import game_end_text, odds_rows, scoring_rows
-    from pipeline.strategy import solve
-    from pipeline.strategy.solver import SolverBudgetError
+    from pipeline.rules.describe import game_end_text, scoring_rows
 
     rules = rules_or_exit(ruleset)
-    odds = odds_rows(rules)
-    try:
-        strategy = solve(rules).headline()
-    except SolverBudgetError as exc:  # everything else is still shown
-        strategy = None
-        note(str(exc))
+    strategy, odds = turn_figures(rules)
     win = win_probability(rules)
     if format is TextOrJson.json:
         stdout.print_json(
@@ -101,6 +94,27 @@ def show_rules(
         stdout.print(f"Turn strategy figures: {strategy['model']}.")
     if win:
         stdout.print(f"Two players: first player wins {win['first_player']:.3%} under best play by both, two players.")
+
+
+def turn_figures(rules) -> tuple[dict | None, list]:
+    """The solved turn's headline (None, with a note, past the solver's budget) and the exact
+    farkle odds: a built-in's from the file shipped beside its table (the same figures, a test
+    holds them equal), any other's worked out (solving the turn: about a second)."""
+    from pipeline.solved.headline import shipped_turn
+
+    shipped = shipped_turn(rules)
+    if shipped is not None:
+        return shipped
+    from pipeline.rules.describe import odds_rows
+    from pipeline.strategy import solve
+    from pipeline.strategy.solver import SolverBudgetError
+
+    odds = odds_rows(rules)
+    try:
+        return solve(rules).headline(), odds
+    except SolverBudgetError as exc:  # everything else is still shown
+        note(str(exc))
+        return None, odds
 
 
 def win_probability(rules) -> dict | None:
