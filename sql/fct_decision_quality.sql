@@ -4,12 +4,8 @@
 -- blunders: loss > f_blunder_threshold) and, in blunder_rows, the blunders themselves (one
 -- struct per judged choice losing more than the threshold), so that one pass over the choices
 -- gives every figure and the per-choice rows are never stored.
-with choices as (  -- int_choice_values' rows, read once with the two-player judge's
-    select
-        *,
-        value_best - value_made as loss,  -- as int_choice_values has them
-        points_bucket_lo(points) as points_lo
-    from int_choices_judged
+with choices as (
+    select * from int_choice_values
 ),
 
 final as (

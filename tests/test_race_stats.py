@@ -1,5 +1,5 @@
 """Two-player choices judged by winning chance: the SQL path (stats decisions-quality, the
-Python model int_choices_judged) against the Python one (`audit --coach`), row for row; games
+Python model int_race_choices) against the Python one (`audit --coach`), row for row; games
 of three players keep the single-turn yardstick only; and simulated play, where the
 winning-chance bot beats the single-turn bot and two of them give the first player the
 advantage the solver predicts."""

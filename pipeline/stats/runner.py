@@ -78,11 +78,11 @@ PYTHON_MODELS: dict[str, Model] = {
     for m in (
         Model("rating_history", "", "python", ("fct_game_results",), "pipeline.stats.ratings:rating_history"),
         Model(
-            "int_choices_judged",
+            "int_race_choices",
             "",
             "python",
             ("int_race_rulesets", "int_race_judge_input", "int_race_turns"),
-            "pipeline.solved.judge:judged_choices",
+            "pipeline.solved.judge:race_choices",
             "pipeline.solved.judge:preload",
         ),
         # exact tests and Holm's correction over the counts (docs/stats.md)

@@ -31,8 +31,8 @@ def test_every_model_that_reads_a_source_table_runs_on_spark():
 
 
 def test_a_sql_model_on_the_driver_reads_only_aggregates_and_the_drivers_own_rows():
-    # (a Python model reads rows on the driver whatever they are: int_choices_judged passes
-    # every choice on and judges those of the two-player games)
+    # (a Python model reads rows on the driver whatever they are: int_race_choices judges
+    # every choice of the two-player games, as it did before the split)
     for name, where in WHERE.items():
         if where != DRIVER or name in PYTHON_MODELS:
             continue
