@@ -54,6 +54,33 @@ def test_brute_force_value_iteration_agrees(spec):
     assert solved.bound < 1e-12
 
 
+@pytest.mark.parametrize(
+    "spec",
+    [SMALL, {"base": "standard", "opening": 0, "min_bank": 200, "single_five": 100, "target": 500}],
+    ids=["standard-1000", "no-opening-min-bank-200-grid-100"],
+)
+def test_the_judges_roll_values_are_the_solvers_to_the_last_bit(spec):
+    """The judge values choices from `turn_rolls` (the solver's `turn_values` without the
+    slopes, written apart so that the bulk judge does not carry them): every pair's top and
+    rolling value must be the solver's exactly, and the stored float32 table their rounding."""
+    rules = Ruleset.from_value(spec)
+    solved = race_tables.race(rules)
+    m, ft, k = solved.moves, solved.final, solved.n_levels
+    kernel = race.kernel()
+    starts, stored = race_tables.turn_rolls(rules)
+    for a in range(k):
+        for b in range(k):
+            args = (a, b, 1.0 - solved.w[b, a], k, solved.w, ft.catch_up, ft.d_cap, ft.bank_ok, m.risk_floor,
+                    m.roll_lo, m.r_prob, m.opt_lo, m.o_dv, m.o_next, m.farkle, m.max_dv)  # fmt: skip
+            top, _value, _slope, roll = kernel["turn_values"](*args)
+            top_r, roll_r = kernel["turn_rolls"](*args)
+            assert top_r == top, (a, b)
+            assert np.array_equal(roll_r, roll[:top]), (a, b)
+            i = a * k + b
+            assert starts[i + 1] - starts[i] == top
+            assert np.array_equal(stored[starts[i] : starts[i + 1]], roll[:top, 1:].astype(np.float32)), (a, b)
+
+
 def test_more_points_can_hurt_so_no_keep_is_pruned():
     """At target 300 (opening 500) a total reaching the target hands the other player a final
     turn with a fair chance: a player at 50 with 150 in the turn and 3 dice is better off
