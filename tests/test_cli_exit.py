@@ -170,3 +170,29 @@ def test_ingest_ends_without_the_interpreters_teardown_and_loses_nothing(tmp_pat
     assert quick.stderr == b"quick\n" + usual.stderr and usual.stderr.endswith(b"atexit ran\n")
     assert everything(tmp_path / "quick") == everything(tmp_path / "usual")
     assert check_dataset(tmp_path / "quick").healthy
+
+
+def test_stats_ends_without_the_interpreters_teardown_and_loses_nothing(tmp_path):
+    """`stats` (the local engine) ends by os._exit once its tables are written: the same bytes,
+    exit code and notes as a run with the usual teardown, in each format, with the judge's
+    compiled code and DuckDB loaded."""
+    from pipeline.ingest.run import ingest
+    from pipeline.simulate import simulate
+
+    log = tmp_path / "two.jsonl"
+    simulate(log, games=12, seed=7, players=(2, 2))
+    ingest([str(log)], tmp_path / "ds")
+    dataset = str(tmp_path / "ds")
+    for args in (["-f", "json", "-s", "decisions-quality", "-s", "bust"], ["-f", "text"], ["-f", "csv", "-s", "bust"]):
+        quick, usual = _quick_and_usual(["stats", dataset, *args])
+        assert quick.returncode == usual.returncode == 0, usual.stderr
+        assert _to_9_digits(quick.stdout) == _to_9_digits(usual.stdout) and len(quick.stdout) > 500
+        assert quick.stderr == b"quick\n" + usual.stderr and usual.stderr.endswith(b"atexit ran\n")
+
+
+def _to_9_digits(output: bytes) -> bytes:
+    """Every decimal fraction in `output` to 9 significant digits: DuckDB's parallel sums may
+    add in another order from one run to the next, and differ in the last bit."""
+    import re
+
+    return re.sub(rb"-?\d+\.\d+(?:e[-+]?\d+)?", lambda m: b"%.9g" % float(m.group()), output)

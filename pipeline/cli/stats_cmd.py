@@ -346,6 +346,11 @@ def stats(
                 "103.1668 e^(-0.4354 loss) - 3.1669, clipped to 0-100.",
                 indent="  ",
             )
+    if engine is Engine.local:  # a Spark session ends the usual way
+        from pipeline.cli import entry
+
+        sys.stdout.flush()
+        entry.skip_teardown()  # the output is out: the process need not free every object
 
 
 @contextmanager
