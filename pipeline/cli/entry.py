@@ -138,7 +138,7 @@ _skip_teardown = False
 
 
 def skip_teardown() -> None:
-    """A command whose output is written and whose files are closed (audit, ingest) asks main() to
+    """A command whose output is written and whose files are closed (audit, ingest, stats) asks main() to
     end the process without the interpreter's teardown: freeing every object one by one
     (an audit's games, numba's compiled code, Arrow's pools) costs wall time after the
     last byte is out. The atexit functions still run (multiprocessing's children,
