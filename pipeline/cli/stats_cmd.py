@@ -349,7 +349,6 @@ def stats(
     if engine is Engine.local:  # a Spark session ends the usual way
         from pipeline.cli import entry
 
-        sys.stdout.flush()
         entry.skip_teardown()  # the output is out: the process need not free every object
 
 
