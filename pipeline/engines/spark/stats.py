@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from pipeline import storage
 from pipeline.dataset.layout import Dataset, open_dataset
-from pipeline.engines.spark import transpile
+from pipeline.engines.spark.spark_sql import spark_sql
 from pipeline.stats import Filters, League, filter_variables, plan_sections
 from pipeline.stats.odds import exact_odds_table
 from pipeline.stats.runner import (
@@ -111,7 +111,6 @@ class SparkModels:
         self.aux = aux
         self.models = load_models()
         self.where = placement(self.models)
-        self.macros = transpile.load_macros(SQL_DIR / f"{MACROS}.sql")
         self.cached: list["DataFrame"] = []
         self._on_spark: set[str] = set()  # views (or tables) made in the Spark session
         self._on_driver: set[str] = set()  # views, tables or Arrow tables in DuckDB
@@ -130,8 +129,8 @@ class SparkModels:
         return self.models.get(name) or PYTHON_MODELS[name]
 
     def sql(self, name: str) -> str:
-        """The model's Spark SQL, filters bound."""
-        return transpile.to_spark(self.models[name].sql, self.macros, self.variables)
+        """The model's Spark SQL, filters bound (kept between runs: pipeline.engines.spark.spark_sql)."""
+        return spark_sql(self.models[name].sql, SQL_DIR / f"{MACROS}.sql", self.variables)
 
     # ------------------------------------------------------------------ Spark side
     def build(self, name: str) -> None:
