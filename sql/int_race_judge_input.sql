@@ -1,24 +1,18 @@
--- Intermediate: every choice of the two-player games in scope (int_choice_values), as the
--- winning-chance judge (pipeline.solved.judge, the Python model int_race_choices) reads it
--- with the banked totals at each turn's start (int_race_turns, matched to the choices by
--- game, player and turn in the judge). The judge passes the state on to its output
--- (fct_race_choices) and reads, in place, the fixed-width numbers: ruleset_id, points, dice,
--- the dice keys and
+-- Intermediate: every choice of the two-player games in scope (int_choice_values_two_player:
+-- int_choice_values over int_two_player_games, its single-turn judgement included) as the judge (pipeline.solved.judge, the Python model
+-- int_choices_judged) reads it, so that their choices are computed once for both yardsticks:
+-- the judge passes every column on to its output (fct_decision_quality_two_player's
+-- single-turn figures, which work out the loss and the points bucket themselves: two columns
+-- fewer held) and judges by winning chance the choices of those games' turns (int_race_turns,
+-- matched to the choices by game, player and turn in the judge). It reads, in place, the
+-- fixed-width numbers: ruleset_id, points, dice, the dice keys and
 --   flags   1 judged against the single turn (int_choice_values.judged: a legal keep on the
 --           grid, a bank-or-roll following it), 2 opened, 4 a keep, 8 rolled
--- Games with any other number of players are not here: they keep the single-turn yardstick.
-with two_player as (
-    select games.game_no
-    from int_games_in_scope as games
-    inner join stg_game_players as seats on games.game_id = seats.game_id
-    group by games.game_no
-    having count(*) = 2
-),
-
-choices as (
-    select game_no, seq, kind, player, turn, ruleset_id, points, dice, opened, roll_key, kept_key, choice, judged
-    from int_choice_values
-    where game_no in (select game_no from two_player)
+-- Games with any other number of players are not here: they keep the single-turn yardstick,
+-- their choices counted straight from int_choice_values_other_games
+-- (fct_decision_quality_other_games).
+with choices as (
+    select * from int_choice_values_two_player
 ),
 
 final as (
@@ -30,9 +24,14 @@ final as (
         turn,
         points,
         dice,
+        opened,
         roll_key,
         kept_key,
         choice,
+        best,
+        value_made,
+        value_best,
+        judged,
         ruleset_id::integer as ruleset_id,
         (
             case when judged then 1 else 0 end

@@ -3,17 +3,12 @@
 -- a dataset without two-player games (its preload reads this first, while DuckDB computes
 -- the judge's other inputs).
 with games as (
-    select game_id, ruleset_id, ruleset from int_games_in_scope
-),
-
-two_player as (
-    select game_id from stg_game_players group by game_id having count(*) = 2
+    select ruleset_id, ruleset from int_two_player_games
 ),
 
 final as (
     select distinct ruleset_id, ruleset
     from games
-    where game_id in (select game_id from two_player)
 )
 
 select * from final

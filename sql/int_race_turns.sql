@@ -6,11 +6,7 @@
 --                this one started (0 before it); at or past the target: the mover's final turn
 -- Games with any other number of players are not here: they keep the single-turn yardstick.
 with games as (
-    select game_id, game_no, ruleset_id, ruleset from int_games_in_scope
-),
-
-two_player as (
-    select game_id from stg_game_players group by game_id having count(*) = 2
+    select game_id, game_no, ruleset_id, ruleset from int_two_player_games
 ),
 
 -- each seat of those games as a side, 0 or 1 (by name): the window and the as-of join below
@@ -19,7 +15,7 @@ opponents as (
     select a.game_id, a.player, (a.player > b.player)::integer as side
     from stg_game_players as a
     inner join stg_game_players as b on a.game_id = b.game_id and a.player <> b.player
-    where a.game_id in (select game_id from two_player)
+    where a.game_id in (select game_id from games)
 ),
 
 turns as (

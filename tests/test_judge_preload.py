@@ -128,19 +128,21 @@ def simulated_two_player(tmp_path_factory):
 
 
 def test_the_judge_is_the_model_prepared():
-    assert runner.PYTHON_MODELS["int_race_choices"].prepare == "pipeline.solved.judge:preload"
+    assert runner.PYTHON_MODELS["int_choices_judged"].prepare == "pipeline.solved.judge:preload"
 
 
 def test_each_choice_not_judged_says_why_in_every_call():
     """The judges are kept for the process (so that they can be made ahead): a refused or
-    unreadable ruleset's reason must still reach each call's `why`, the second like the first."""
+    unreadable ruleset's reason must still reach each call's `why`, the second like the first.
+    A choice of no two-player turn (game 4) is passed on, single-turn columns and all, outside
+    the race: no judge runs for it, even under a judged ruleset."""
     penalty = Ruleset.from_value({"base": "standard", "farkle_penalty": 500})
     rulesets = {1: "not json", 2: json_text(penalty), 3: json_text(Ruleset.builtin("standard"))}
-    n = 4
+    n = 5
     choices = pa.table(
         {
-            "game_no": pa.array([1, 2, 3, 3], pa.int64()),
-            "seq": pa.array([5, 5, 5, 6], pa.int64()),
+            "game_no": pa.array([1, 2, 3, 3, 4], pa.int64()),
+            "seq": pa.array([5, 5, 5, 6, 5], pa.int64()),
             "kind": ["action"] * n,
             "player": ["ana"] * n,
             "turn": pa.array([1] * n, pa.int32()),
@@ -149,8 +151,9 @@ def test_each_choice_not_judged_says_why_in_every_call():
             "roll_key": pa.array([None] * n, pa.int64()),
             "kept_key": pa.array([None] * n, pa.int64()),
             "choice": ["roll"] * n,
-            "ruleset_id": pa.array([1, 2, 3, 3], pa.int32()),
-            "flags": pa.array([1 | 8, 1 | 8, 1 | 8, 8], pa.int8()),  # the last not judged for one turn either
+            "loss": [0.5 * k for k in range(n)],  # a single-turn column: passed on
+            "ruleset_id": pa.array([1, 2, 3, 3, 3], pa.int32()),
+            "flags": pa.array([1 | 8, 1 | 8, 1 | 8, 8, 1 | 8], pa.int8()),  # the 4th not judged for one turn either
         }
     )
     turns = pa.table(
@@ -164,7 +167,12 @@ def test_each_choice_not_judged_says_why_in_every_call():
     )
     known = pa.table({"ruleset_id": pa.array(list(rulesets), pa.int32()), "ruleset": list(rulesets.values())})
     for _ in range(2):
-        out = judge.race_choices({judge.INPUT: choices, judge.TURNS: turns, judge.RULESETS: known})
+        out = judge.judged_choices({judge.INPUT: choices, judge.TURNS: turns, judge.RULESETS: known})
+        assert out.column("loss").to_pylist() == choices.column("loss").to_pylist()
+        assert "flags" not in out.column_names and "ruleset_id" not in out.column_names
+        assert out.column("race").to_pylist() == [True] * 4 + [False]
+        assert out.column("mover_total").to_pylist()[3:] == [0, None]
+        assert not out.column("race_judged").to_pylist()[4] and out.column("why").to_pylist()[4] == judge.NOT_IN_RACE
         why = out.column("why").to_pylist()
         assert why[0] == judge.UNREADABLE
         assert why[1] is not None and "farkle penalty" in why[1]

@@ -1,5 +1,5 @@
 """Two-player choices judged by winning chance: the SQL path (stats decisions-quality, the
-Python model int_race_choices) against the Python one (`audit --coach`), row for row; games
+Python model int_choices_judged) against the Python one (`audit --coach`), row for row; games
 of three players keep the single-turn yardstick only; and simulated play, where the
 winning-chance bot beats the single-turn bot and two of them give the first player the
 advantage the solver predicts."""
@@ -78,6 +78,58 @@ def test_sql_and_python_judge_every_choice_the_same(simulated):
             best = r["best_key"] if r["kind"] == "keep" else ("roll" if r["best_key"] == 1 else "bank")
             assert (dice_text(best) if r["kind"] == "keep" else best) == j.best
     assert any(r["loss_pp"] > RACE_BLUNDER_PP for r in judged_sql.values())
+
+
+def test_every_choice_is_counted_once_by_the_single_turn_yardstick(simulated):
+    """fct_decision_quality counts the two-player games' choices from the judge's output (which
+    passes their single-turn columns on) and the others' straight from SQL: together they must
+    be int_choice_values counted once, the choices outside any two-player turn included."""
+    _, ds = simulated
+    counts = (
+        "select player, kind, dice, points_lo, sum({c})::bigint, sum({j})::bigint, "
+        "round(sum({l}), 9), sum({o})::bigint, sum({b})::bigint from {t} group by all"
+    )
+    with session(ds, with_odds=False, with_policy=True) as con:
+        run(con, "fct_decision_quality")
+        run(con, "int_choice_values")  # built apart: fct_decision_quality reads its two halves only
+        direct = con.execute(
+            counts.format(
+                c="1",
+                j="judged::int",
+                l="case when judged then loss else 0 end",
+                o="(judged and loss < 1e-6)::int",
+                b="(judged and loss > getvariable('f_blunder_threshold'))::int",
+                t="int_choice_values",
+            )
+        ).fetchall()
+        split = con.execute(
+            counts.format(c="choices", j="judged", l="loss_points", o="optimal", b="blunders", t="fct_decision_quality")
+        ).fetchall()
+        blunders = "select b.game_no, b.seq, b.kind from (select unnest(blunder_rows) as b, kind from {t})"
+        listed = sorted(con.execute(blunders.replace("b.kind", "kind").format(t="fct_decision_quality")).fetchall())
+        expected = sorted(
+            con.execute(
+                "select game_no, seq, kind from int_choice_values "
+                "where judged and loss > getvariable('f_blunder_threshold')"
+            ).fetchall()
+        )
+        halves = {
+            part: set(con.execute(f"select game_no, seq, kind from int_choice_values_{part}").fetchall())
+            for part in ("two_player", "other_games")
+        }
+        seats = dict(
+            con.execute(
+                "select g.game_no, count(*) from int_games_in_scope g "
+                "join stg_game_players p on g.game_id = p.game_id group by all"
+            ).fetchall()
+        )
+        every_choice = set(con.execute("select game_no, seq, kind from int_choice_values").fetchall())
+    assert sorted(split) == sorted(direct) and len(direct) > 10
+    assert listed == expected and expected
+    assert halves["two_player"] | halves["other_games"] == every_choice
+    assert not halves["two_player"] & halves["other_games"]
+    assert {seats[g] for g, _, _ in halves["two_player"]} == {2}
+    assert {seats[g] for g, _, _ in halves["other_games"]} == {3}
 
 
 @pytest.mark.parametrize("consecutive", [True, False])

@@ -1,6 +1,13 @@
-"""Every choice of the two-player games judged by the winning chance it costs (a Python model).
+"""Every choice of the two-player games judged by both yardsticks in one pass (a Python model).
 
-The state of a choice is the ruleset, both banked totals at the turn's start
+Its input is every choice of the two-player games in scope with its single-turn judgement
+(int_race_judge_input over int_choice_values_two_player), computed once and passed on whole:
+fct_decision_quality_two_player reads their single-turn columns from this model's output,
+fct_race_choices their winning-chance columns (the rows where `race`). The choices of the
+other games never come here: SQL counts them (fct_decision_quality_other_games), so Python
+holds only the two-player games' rows, as it did when they were judged apart.
+
+The state of a two-player choice is the ruleset, both banked totals at the turn's start
 (sql/int_race_turns.sql), the turn points and the dice; a keep is worth the mover's
 winning chance after it (`pipeline.strategy.race`: win + half a tie under best play by
 both, final round included), the best keep the largest over the roll's legal keeps; a bank
@@ -12,11 +19,13 @@ choices in parallel) that reads the input's columns where they lie: the choices 
 as Arrow record batches of fixed-width numbers and go out as the same batches with the
 judgement added, so nothing is copied row by row and no row is joined back.
 
-A choice is judged when its single-turn state is (int_choice_values: a legal keep on the
-grid, a bank-or-roll that follows it) and the two-player one is too: both totals on the
-grid and >= 0, the mover's below the target, the mover opened exactly when their total is
-above 0 (without a penalty that is the rules), and the ruleset solved (`race_tables`:
-refused rulesets are left not judged, their reason in `why`).
+A choice is in the race (`race`) when its game, player and turn are a turn of
+int_race_turns (the two-player games); it is judged when its single-turn state is
+(int_choice_values: a legal keep on the grid, a bank-or-roll that follows it) and the
+two-player one is too: both totals on the grid and >= 0, the mover's below the target, the
+mover opened exactly when their total is above 0 (without a penalty that is the rules), and
+the ruleset solved (`race_tables`: refused rulesets are left not judged, their reason in
+`why`).
 """
 
 from __future__ import annotations
@@ -55,21 +64,11 @@ NUMBERS = {
 }
 #: flags: judged against the single turn, opened, a keep (else a bank-or-roll), rolled
 JUDGED, OPENED, KEEP, ROLLED = 1, 2, 4, 8
-#: The input's columns passed on as they are (what fct_race_choices shows of the state).
-PASSED_ON = (
-    "game_no",
-    "seq",
-    "kind",
-    "player",
-    "turn",
-    "points",
-    "dice",
-    "roll_key",
-    "kept_key",
-    "choice",
-)
+#: The input's columns only the judge reads; it passes every other one on as it is.
+JUDGE_ONLY = ("ruleset_id", "flags")
 ADDED = pa.schema(
     [
+        ("race", pa.bool_()),  # a choice of a two-player game's turn: the rows of fct_race_choices
         ("mover_total", pa.int64()),
         ("other_total", pa.int64()),
         ("race_judged", pa.bool_()),
@@ -81,6 +80,7 @@ ADDED = pa.schema(
     ]
 )
 UNREADABLE = "the ruleset cannot be read"
+NOT_IN_RACE = "not a turn of a two-player game"
 #: Why a choice is not judged by winning chance (the `why` column's dictionary; None: judged).
 WHY = (
     None,
@@ -89,12 +89,15 @@ WHY = (
     "the mover's total is already at the target",
     "opened does not match the banked total",
     UNREADABLE,
+    NOT_IN_RACE,
 )
 NULL = np.iinfo(np.int64).min  # a null game, turn or total where the judge reads int64
+NO_RULESET = np.iinfo(np.int32).min  # the ruleset read for a choice outside the race: no judge runs
 
 
-def race_choices(inputs: dict[str, pa.Table | pa.RecordBatchReader]) -> pa.Table:
-    """int_race_choices: the input's choices (PASSED_ON) with their judgement (ADDED)."""
+def judged_choices(inputs: dict[str, pa.Table | pa.RecordBatchReader]) -> pa.Table:
+    """int_choices_judged: every choice of the input (its columns but JUDGE_ONLY) with its
+    judgement by winning chance (ADDED), null where it is not a turn of int_race_turns (`race`)."""
     known = inputs[RULESETS]
     if isinstance(known, pa.RecordBatchReader):
         known = known.read_all()
@@ -112,33 +115,38 @@ def race_choices(inputs: dict[str, pa.Table | pa.RecordBatchReader]) -> pa.Table
         schema = judged.schema
         out.append(judged)
     if schema is None:
-        schema = pa.schema([source.schema.field(name) for name in PASSED_ON] + list(ADDED))
+        schema = pa.schema([field for field in source.schema if field.name not in JUDGE_ONLY] + list(ADDED))
     return pa.Table.from_batches(out, schema=schema)
 
 
 def _judge_batch(
     batch: pa.RecordBatch, totals: "Totals", rulesets: dict, judges: dict, messages: list
 ) -> pa.RecordBatch:
-    found = totals.find(batch)
-    if not found.all():  # a choice of no turn of int_race_turns: not a two-player state
-        batch = batch.filter(_arrow(found, pa.bool_()))
+    found = totals.find(batch)  # a choice of no turn of int_race_turns: not a two-player state
     n = batch.num_rows
     col = {name: _numbers(batch.column(name), dtype) for name, dtype in NUMBERS.items()}
-    col["mover_total"] = totals.mover[totals.row]
-    col["other_total"] = totals.other[totals.row]
+    everywhere = found.all()
+    mover = totals.mover[totals.row]
+    other = totals.other[totals.row]
+    if not everywhere:  # the others: no judge runs (no ruleset), no totals
+        col["ruleset_id"] = np.where(found, col["ruleset_id"], NO_RULESET).astype(np.int32)
+        mover, other = _spread(mover, found), _spread(other, found)
+    col["mover_total"], col["other_total"] = mover, other
     judged = np.zeros(n, dtype=np.bool_)
     made = np.zeros(n)
     best = np.zeros(n)
     best_key = np.zeros(n, dtype=np.int64)
     why = np.zeros(n, dtype=np.int8)
-    rids = col["ruleset_id"]
-    present = [int(rids[0])] if n and (rids == rids[0]).all() else [int(r) for r in np.unique(rids)]
+    if not everywhere:
+        why[~found] = _code_or_judge(NOT_IN_RACE, messages)
+    rids = col["ruleset_id"][found] if not everywhere else col["ruleset_id"]
+    present = [int(rids[0])] if len(rids) and (rids == rids[0]).all() else [int(r) for r in np.unique(rids)]
     for rid in present:
         if rid not in judges:
             judges[rid] = _code_or_judge(judge_for(rulesets.get(rid)), messages)
         judge = judges[rid]
         if isinstance(judge, int):  # a code of `messages`: not judged
-            why[rids == rid] = judge
+            why[col["ruleset_id"] == rid] = judge
             continue
         judge.run(rid, col, judged, made, best, best_key, why)
     loss = (best - made) * 100.0
@@ -147,9 +155,11 @@ def _judge_batch(
     dictionary = pa.Array.from_buffers(
         pa.string(), len(names), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(names))]
     )
-    arrays = [batch.column(name) for name in PASSED_ON] + [
-        _arrow(col["mover_total"], pa.int64()),
-        _arrow(col["other_total"], pa.int64()),
+    passed = [name for name in batch.schema.names if name not in JUDGE_ONLY]
+    arrays = [batch.column(name) for name in passed] + [
+        _arrow(found, pa.bool_()),
+        _arrow(col["mover_total"], pa.int64(), valid=None if everywhere else found),
+        _arrow(col["other_total"], pa.int64(), valid=None if everywhere else found),
         _arrow(judged, pa.bool_()),
         _arrow(best, pa.float64(), valid=judged),
         _arrow(made, pa.float64(), valid=judged),
@@ -157,8 +167,15 @@ def _judge_batch(
         _arrow(best_key, pa.int64(), valid=judged),
         dictionary.take(_arrow(why, pa.int8(), valid=why != 0)),  # plain strings: every engine reads them
     ]
-    fields = [batch.schema.field(name) for name in PASSED_ON] + list(ADDED)
+    fields = [batch.schema.field(name) for name in passed] + list(ADDED)
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _spread(values: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """`values` (one per True of `where`) at their rows, 0 elsewhere."""
+    out = np.zeros(len(where), dtype=values.dtype)
+    out[where] = values
+    return out
 
 
 def _numbers(array: pa.Array, dtype) -> np.ndarray:

@@ -11,7 +11,9 @@ the files the dataset's manifest lists) and to `exact_odds` by name. Layers, by 
 
 stg/int/fct models become temporary views, or temporary tables when their first line is
 `-- materialized: table` (models several reports read). Only the models a requested report
-depends on are built. `sql/macros.sql` (shared macros) runs first.
+depends on are built. `sql/macros.sql` (shared macros) runs first. A few models also exist
+over one part of the games, made here from their own text with the game scope replaced
+(`_scoped_variants`: `int_choice_values_two_player` and `_other_games`, and what they read).
 
 A few models are computed in Python from other models' rows (PYTHON_MODELS): the ratings,
 whose every game updates the ratings the next one starts from, which SQL cannot say, and the
@@ -35,7 +37,7 @@ import tempfile
 import threading
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from importlib.resources import files
 from pathlib import Path
 from typing import Callable, Iterator
@@ -78,11 +80,11 @@ PYTHON_MODELS: dict[str, Model] = {
     for m in (
         Model("rating_history", "", "python", ("fct_game_results",), "pipeline.stats.ratings:rating_history"),
         Model(
-            "int_race_choices",
+            "int_choices_judged",
             "",
             "python",
             ("int_race_rulesets", "int_race_judge_input", "int_race_turns"),
-            "pipeline.solved.judge:race_choices",
+            "pipeline.solved.judge:judged_choices",
             "pipeline.solved.judge:preload",
         ),
         # exact tests and Holm's correction over the counts (docs/stats.md)
@@ -102,6 +104,7 @@ def load_models(sql_dir: Path = SQL_DIR) -> dict[str, Model]:
         for name in sorted(entry.name for entry in sql_dir.iterdir())
         if name.endswith(".sql") and name != f"{MACROS}.sql"
     }
+    texts.update(_scoped_variants(texts))
     models = {}
     for name, text in texts.items():
         code = _strip_comments(text)
@@ -115,6 +118,38 @@ def load_models(sql_dir: Path = SQL_DIR) -> dict[str, Model]:
             kind = "view"
         models[name] = Model(name, text, kind, deps)
     return models
+
+
+# Models also computed over part of the games (`_scoped_variants`): each variant is the base
+# model's own text reading a narrower game scope, named `<base>_<part>`.
+SCOPED_BASES = ("int_roll_keeps", "int_choice_values")
+GAME_SCOPE = "int_games_in_scope"
+GAME_PARTS = {"two_player": "int_two_player_games", "other_games": "int_other_games"}
+
+
+def _scoped_variants(texts: dict[str, str]) -> dict[str, str]:
+    """The choices of the two-player games and of the others, each computed apart from the
+    same text: the two-player games' pass through the winning-chance judge, which hands their
+    single-turn columns on (so they are computed once for both yardsticks), the others' are
+    counted straight from SQL. A filter on the game scope would not do: DuckDB cannot push it
+    into int_choice_values' shared rolls or the build side of its left joins, so the half it
+    leaves empty would cost a full evaluation. Here the scope model each variant reads is
+    already the part, and an empty part costs almost nothing. Every name of a scoped base or
+    of the scope in the text is replaced by its part's (comments included)."""
+    if not all(name in texts for name in (*SCOPED_BASES, GAME_SCOPE, *GAME_PARTS.values())):
+        return {}  # another directory of models (the report's)
+    variants = {}
+    for part, scope in GAME_PARTS.items():
+        renames = {GAME_SCOPE: scope, **{base: f"{base}_{part}" for base in SCOPED_BASES}}
+        pattern = re.compile(r"\b(" + "|".join(renames) + r")\b")
+        rename = partial(_renamed, renames)
+        for base in SCOPED_BASES:
+            variants[f"{base}_{part}"] = pattern.sub(rename, texts[base])
+    return variants
+
+
+def _renamed(renames: dict[str, str], match: re.Match[str]) -> str:
+    return renames[match.group(1)]
 
 
 def _strip_comments(sql: str) -> str:

@@ -15,7 +15,7 @@ ABS = 1e-9
 def same_value(a: Any, b: Any) -> bool:
     if (a is None and b == []) or (a == [] and b is None):
         # An aggregated list of no rows: DuckDB's `list(...) filter (where ...)` gives NULL,
-        # Spark's collect_list an empty array. Only fct_decision_quality.blunder_rows has one,
+        # Spark's collect_list an empty array. Only the fct_decision_quality facts' blunder_rows have one,
         # and rpt_blunders reads it only where blunders > 0, so every report is the same.
         return True
     if isinstance(a, (float, Decimal)) or isinstance(b, (float, Decimal)):

@@ -31,8 +31,9 @@ def test_every_model_that_reads_a_source_table_runs_on_spark():
 
 
 def test_a_sql_model_on_the_driver_reads_only_aggregates_and_the_drivers_own_rows():
-    # (a Python model reads rows on the driver whatever they are: int_race_choices judges
-    # every choice of the two-player games, as it did before the split)
+    # (a Python model reads rows on the driver whatever they are: int_choices_judged passes
+    # every choice of the two-player games on and judges them; the other games' choices are
+    # counted on Spark, fct_decision_quality_other_games)
     for name, where in WHERE.items():
         if where != DRIVER or name in PYTHON_MODELS:
             continue
@@ -83,3 +84,13 @@ def test_a_table_too_large_to_broadcast_stays_cached_on_spark_with_the_same_repo
     for name in want:
         assert got[name].schema == want[name].schema
         assert_same_rows(want[name], got[name], ordered=True, what=name)
+
+
+def test_the_single_turn_counts_run_where_their_rows_are():
+    """The other games' choices are counted on Spark (they grow with the data); the two-player
+    games' come from the judge on the driver; their union reads facts only."""
+    assert WHERE["int_choice_values_other_games"] == SPARK
+    assert WHERE["fct_decision_quality_other_games"] == SPARK
+    assert WHERE["int_choice_values_two_player"] == SPARK
+    assert WHERE["fct_decision_quality_two_player"] == DRIVER
+    assert WHERE["fct_decision_quality"] == DRIVER
