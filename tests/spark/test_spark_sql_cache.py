@@ -151,3 +151,13 @@ def test_a_warm_run_does_not_import_sqlglot(tmp_path):
     ).stdout.strip()
     assert run() == "True"  # cold: transpiled
     assert run() == "False"  # warm: read back
+
+
+def test_another_set_of_broadcast_tables_is_transpiled_again(cache, monkeypatch):
+    sql = "with games as (select * from int_games_in_scope) select * from r inner join games on r.k = games.k"
+    plain = spark_sql(sql, MACROS_PATH, {})
+    hinted = spark_sql(sql, MACROS_PATH, {}, frozenset({"int_games_in_scope"}))
+    assert "BROADCAST" not in plain and "/*+ BROADCAST(games) */" in hinted
+    monkeypatch.setattr(transpile, "to_spark", refuse)
+    assert spark_sql(sql, MACROS_PATH, {}) == plain  # each read back under its own key
+    assert spark_sql(sql, MACROS_PATH, {}, frozenset({"int_games_in_scope"})) == hinted

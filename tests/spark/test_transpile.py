@@ -162,3 +162,45 @@ def test_duckdb_list_subscripts_become_one_based_element_at():
     assert "ELEMENT_AT(ARRAY(10, 20, 30), 2)" in transpile.to_spark("select [10, 20, 30][2] as v", {}, {})
     assert "ELEMENT_AT(ARRAY(10, 20, 30), d)" in transpile.to_spark("select [10, 20, 30][d] as v", {}, {})
     assert "ELEMENT_AT(x, d + 1)" in transpile.to_spark("select x[d + 1] as v", {}, {})
+
+
+def _hints_by_joins(sql: str) -> dict[tuple[str, ...], list[str]]:
+    """The broadcast hint of each select that joins, keyed by what it joins (Spark's text)."""
+    selects = sqlglot.parse_one(sql, read="spark").find_all(sqlglot.exp.Select)
+    return {
+        tuple(join.this.alias_or_name for join in select.args["joins"]): [
+            str(arg)
+            for hint in (select.args["hint"].expressions if select.args.get("hint") else [])
+            for arg in hint.expressions
+        ]
+        for select in selects
+        if select.args.get("joins")
+    }
+
+
+def test_joins_with_a_broadcast_table_are_hinted_directly_and_through_ctes():
+    sql = """
+        with games as (select game_id, ruleset_id from int_games_in_scope),
+             few as (select game_id from games),
+             joined as (select * from int_games_in_scope as g inner join other on g.k = other.k),
+             rolls as (select * from stg_rolls),
+             final as (
+                 select rolls.*, games.ruleset_id from rolls
+                 inner join games on rolls.game_id = games.game_id
+                 left join few on rolls.game_id = few.game_id
+             ),
+             direct as (select * from rolls inner join int_games_in_scope as s on rolls.game_id = s.game_id),
+             apart as (select * from rolls inner join joined on rolls.game_id = joined.game_id)
+        select * from final union all select * from direct union all select * from apart
+    """
+    hinted = _hints_by_joins(transpile.to_spark(sql, {}, {}, frozenset({"int_games_in_scope"})))
+    # by alias: the table itself (as the side read first, too), a CTE selecting from it and a
+    # CTE of that CTE; a CTE that joins the table with something else is not the table
+    assert hinted == {("other",): ["g"], ("games", "few"): ["games", "few"], ("s",): ["s"], ("joined",): []}
+
+
+def test_no_broadcast_table_leaves_the_text_as_it_was():
+    sql = "with games as (select * from int_games_in_scope) select * from r inner join games on r.k = games.k"
+    assert "BROADCAST" not in transpile.to_spark(sql, {}, {})
+    assert "BROADCAST" not in transpile.to_spark(sql, {}, {}, frozenset({"int_player_numbers"}))
+    assert "/*+ BROADCAST(games) */" in transpile.to_spark(sql, {}, {}, frozenset({"int_games_in_scope"}))

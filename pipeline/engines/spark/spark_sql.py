@@ -2,10 +2,10 @@
 
 Writing the models of `sql/` as Spark SQL (pipeline.engines.spark.transpile) costs about a
 second on every `stats --engine spark`: importing sqlglot, parsing the macros and rewriting
-some thirty models, for text that changes only with the model, the macros, the filters and
-the code that rewrites it. So the result is kept in the cache directory of
+some thirty models, for text that changes only with the model, the macros, the filters, the
+tables its joins broadcast and the code that rewrites it. So the result is kept in the cache directory of
 pipeline.stats.cache (same setting, same rules: written whole, never a reason for a run to
-fail, `FARKLE_LOGS_CACHE_DIR=off` turns it off), keyed by all four and sqlglot's version;
+fail, `FARKLE_LOGS_CACHE_DIR=off` turns it off), keyed by all five and sqlglot's version;
 sqlglot is imported only when a model is not there.
 """
 
@@ -19,10 +19,12 @@ from typing import Any, Mapping
 from pipeline.stats.cache import cache_dir, source_fingerprint, write_atomically
 
 
-def spark_sql(sql: str, macros_path: Path, variables: Mapping[str, Any]) -> str:
-    """The model's DuckDB text `sql` as Spark SQL with `variables` bound (transpile.to_spark),
-    from the cache when it was written before."""
-    path = _path(sql, macros_path, variables)
+def spark_sql(
+    sql: str, macros_path: Path, variables: Mapping[str, Any], broadcast: frozenset[str] = frozenset()
+) -> str:
+    """The model's DuckDB text `sql` as Spark SQL with `variables` bound and the joins with
+    `broadcast` hinted (transpile.to_spark), from the cache when it was written before."""
+    path = _path(sql, macros_path, variables, broadcast)
     if path is not None:
         try:
             return path.read_text(encoding="utf-8")
@@ -30,13 +32,15 @@ def spark_sql(sql: str, macros_path: Path, variables: Mapping[str, Any]) -> str:
             pass  # not written yet, or unreadable: written again below
     from pipeline.engines.spark import transpile
 
-    text = transpile.to_spark(sql, transpile.load_macros(macros_path), variables)
+    text = transpile.to_spark(sql, transpile.load_macros(macros_path), variables, broadcast)
     if path is not None:
         write_atomically(path, text.encode("utf-8"))
     return text
 
 
-def _path(sql: str, macros_path: Path, variables: Mapping[str, Any]) -> Path | None:
+def _path(
+    sql: str, macros_path: Path, variables: Mapping[str, Any], broadcast: frozenset[str] = frozenset()
+) -> Path | None:
     base = cache_dir()
     if base is None:
         return None
@@ -47,6 +51,7 @@ def _path(sql: str, macros_path: Path, variables: Mapping[str, Any]) -> Path | N
         _macros_text(macros_path),
         sql,
         repr(sorted(variables.items())),  # repr tells 1 from 1.0 and "1", a list from a tuple
+        repr(sorted(broadcast)),
     ):
         digest.update(part.encode("utf-8") + b"\0")
     return base / f"spark-sql-{digest.hexdigest()[:24]}.sql"

@@ -69,15 +69,62 @@ def parse_macros(text: str) -> dict[str, Macro]:
     return macros
 
 
-def to_spark(sql: str, macros: Mapping[str, Macro], variables: Mapping[str, Any]) -> str:
-    """One model's DuckDB text as Spark SQL, with `variables` bound as literals."""
+def to_spark(
+    sql: str, macros: Mapping[str, Macro], variables: Mapping[str, Any], broadcast: frozenset[str] = frozenset()
+) -> str:
+    """One model's DuckDB text as Spark SQL, with `variables` bound as literals, and each join
+    with a table named in `broadcast` hinted as a broadcast (`hint_broadcasts`)."""
     tree = sqlglot.parse_one(sql, read=READ)
     tree = inline_macros(tree, macros)
     tree = bind_variables(tree, variables)
     tree = tree.transform(_rewrite_subscript)
     tree = tree.transform(_rewrite_node)
     tree = rewrite_asof(tree)
+    tree = hint_broadcasts(tree, broadcast)
     return tree.sql(dialect=WRITE, pretty=True)
+
+
+# ---------------------------------------------------------------------- broadcast hints
+def hint_broadcasts(tree: exp.Expr, tables: frozenset[str]) -> exp.Expr:
+    """`SELECT /*+ BROADCAST(x) */` on every select that joins `x`, where `x` is one of
+    `tables` or a CTE that only selects from one (the models read a table through a CTE,
+    `games as (select game_id, ruleset_id from int_games_in_scope)`). The hint must be in the
+    query that joins: one set on the table's own DataFrame does not reach a join through a
+    CTE reference. Spark ignores it where the side cannot be built (the kept side of an
+    outer join)."""
+    if not tables:
+        return tree
+    names = {name.lower() for name in tables}
+    for cte in tree.find_all(exp.CTE):  # in the order written: a CTE of such a CTE counts too
+        body = cte.this
+        source = body.args.get("from_") if isinstance(body, exp.Select) else None
+        if source is not None and not body.args.get("joins") and _table_name(source.this) in names:
+            names.add(cte.alias_or_name.lower())
+    for select in tree.find_all(exp.Select):
+        joins = select.args.get("joins") or []
+        source = select.args.get("from_")
+        if not joins or source is None:
+            continue
+        hinted = [
+            relation.alias_or_name
+            for relation in (source.this, *(join.this for join in joins))
+            if _table_name(relation) in names
+        ]
+        if hinted:
+            select.set(
+                "hint",
+                exp.Hint(
+                    expressions=[exp.Anonymous(this="BROADCAST", expressions=[exp.to_identifier(a) for a in hinted])]
+                ),
+            )
+    return tree
+
+
+def _table_name(relation: exp.Expr) -> str | None:
+    """A plain table reference's name, lower case (None for a subquery or a qualified name)."""
+    if isinstance(relation, exp.Table) and not relation.args.get("db"):
+        return relation.name.lower()
+    return None
 
 
 # ---------------------------------------------------------------------- macros
