@@ -94,3 +94,36 @@ def test_the_single_turn_counts_run_where_their_rows_are():
     assert WHERE["int_choice_values_two_player"] == SPARK
     assert WHERE["fct_decision_quality_two_player"] == DRIVER
     assert WHERE["fct_decision_quality"] == DRIVER
+
+
+def _stored_rdds(spark) -> set[int]:
+    return {info.id() for info in spark.sparkContext._jsc.sc().getRDDStorageInfo()}
+
+
+def _plan(models, name: str) -> str:
+    return models.spark.sql(f"select * from {name}")._jdf.queryExecution().executedPlan().toString()
+
+
+@pytest.mark.parametrize("hinted", [True, False])
+def test_a_cached_table_is_read_as_computed_and_broadcast_to_the_rows_it_filters(spark, dataset, monkeypatch, hinted):
+    """A table model too large for Spark's own broadcast (here: any size) is computed once and
+    read from those rows by every model (not computed again under each one's CTEs), and the
+    joins with it broadcast it (not shuffle the rolls to a sort-merge join): the hint in their
+    SQL. Without the hint (`broadcast_cap` -1) the same plan sorts and merges: the check can fail."""
+    monkeypatch.setattr(spark_stats.SparkModels, "broadcast_limit", lambda self: 0)  # never to the driver
+    if not hinted:
+        monkeypatch.setattr(spark_stats.SparkModels, "broadcast_cap", lambda self: -1)
+    want = compute(dataset, sections=list(DEFAULT_SECTIONS))
+    stored_before = _stored_rdds(spark)
+    with spark_stats.session(spark, dataset) as models:
+        models.spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")  # Spark alone (its own session)
+        models.prepare([f"rpt_{name}" for name in want])
+        assert models.broadcast == ({"int_games_in_scope"} if hinted else set())
+        plan = _plan(models, "int_rolls_in_scope")
+        assert "row_number" not in plan.lower()  # int_games_in_scope's game_no, read, not numbered again
+        assert ("SortMergeJoin" not in plan and "BroadcastHashJoin" in plan) is hinted
+        assert _stored_rdds(spark) > stored_before  # the computed rows, held on the executors
+        got = {name: models.report(f"rpt_{name}") for name in want}
+    assert _stored_rdds(spark) == stored_before  # and freed when the session ends
+    for name in want:
+        assert_same_rows(want[name], got[name], ordered=True, what=name)

@@ -114,6 +114,7 @@ class SparkModels:
         self.cached: list["DataFrame"] = []
         self._on_spark: set[str] = set()  # views (or tables) made in the Spark session
         self._on_driver: set[str] = set()  # views, tables or Arrow tables in DuckDB
+        self.broadcast: set[str] = set()  # cached table models the joins broadcast (`_materialize`)
         self._types: dict[str, pa.Schema] = {}
         self._collected: dict[str, pa.Table] = {}  # reports Spark ran in `prepare`, until asked for
         self.duck = connect(None)
@@ -130,7 +131,9 @@ class SparkModels:
 
     def sql(self, name: str) -> str:
         """The model's Spark SQL, filters bound (kept between runs: pipeline.engines.spark.spark_sql)."""
-        return spark_sql(self.models[name].sql, SQL_DIR / f"{MACROS}.sql", self.variables)
+        model = self.models[name]
+        broadcast = frozenset(self.broadcast.intersection(model.depends_on))
+        return spark_sql(model.sql, SQL_DIR / f"{MACROS}.sql", self.variables, broadcast)
 
     # ------------------------------------------------------------------ Spark side
     def build(self, name: str) -> None:
@@ -157,21 +160,44 @@ class SparkModels:
         rows it filters, or worse, those rows broadcast to it. Once computed, its true size
         is known: a table Spark would broadcast anyway (under
         spark.sql.autoBroadcastJoinThreshold) is brought to the driver, as a broadcast does,
-        and registered as local rows whose size Spark then knows; a larger one stays cached
-        on the executors."""
+        and registered as local rows whose size Spark then knows.
+
+        A larger table stays on the executors, kept as its computed rows (a local checkpoint: a plan of its own),
+        not as a cached plan: the models read it through a CTE, and a query with CTEs does
+        not match a cached plan with CTEs of its own, so each computed it again. Up to
+        `broadcast_cap` the models that join it broadcast it (a hint in their Spark SQL:
+        transpile.hint_broadcasts): above Spark's threshold such a join is planned as a
+        sort-merge join, which adaptive execution turns into a broadcast only after both
+        sides were shuffled, the rows it filters included (docs/spark.md, "A table model")."""
         rows = rows.cache()
         rows.count()
-        size = rows._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()
-        if int(str(size)) <= self.broadcast_limit():
+        size = int(str(rows._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+        limit = self.broadcast_limit()
+        if size <= limit:
             local = self.spark.createDataFrame(rows.toArrow())
             rows.unpersist()
             return local
-        self.cached.append(rows)
-        return rows
+        leaf = rows.localCheckpoint(eager=True)
+        rows.unpersist()
+        self.cached.append(leaf)
+        if 0 <= limit and size <= self.broadcast_cap():  # -1: the user turned broadcasts off
+            self.broadcast.add(name)
+        return leaf
 
     def broadcast_limit(self) -> int:
         """The largest table Spark broadcasts, in bytes (-1: none)."""
         return _bytes(self.spark.conf.get("spark.sql.autoBroadcastJoinThreshold") or "10MB")
+
+    def broadcast_cap(self) -> int:
+        """The largest cached table model marked for broadcast, in bytes: an eighth of the
+        driver's heap (a broadcast is collected there, then held by every executor; their
+        memory is usually at least the driver's). -1 where the heap cannot be asked (Spark
+        Connect): no mark, Spark's own plan."""
+        try:
+            jvm: Any = self.spark.sparkContext._jvm
+            return int(jvm.java.lang.Runtime.getRuntime().maxMemory()) // 8
+        except Exception:  # noqa: BLE001 - no JVM on this side: leave the plan to Spark
+            return -1
 
     def spark_rows(self, name: str) -> pa.Table:
         """A Spark model's rows, as Spark gives them (its types)."""
@@ -267,9 +293,20 @@ class SparkModels:
 
     def close(self) -> None:
         for rows in self.cached:
-            rows.unpersist()
+            _free(rows)
         self.cached.clear()
         close(self.duck)
+
+
+def _free(leaf: "DataFrame") -> None:
+    """Drop a local checkpoint's blocks from the executors. `unpersist` does not: the rows
+    are the RDD under the plan, not a cache of it, and a long-lived session (a notebook, the
+    bench) would hold every run's tables until it stops."""
+    leaf.unpersist()
+    try:
+        leaf._jdf.queryExecution().analyzed().rdd().unpersist(False)
+    except Exception:  # noqa: BLE001 - not a checkpoint (or no JVM here): nothing more to free
+        pass
 
 
 @contextmanager
