@@ -229,16 +229,14 @@ def main() -> None:
     if args.dataset is not None:
         args.runs, args.no_stats, args.scaling = 0, False, False
         args.stats_runs = 3 if args.stats_runs is None else args.stats_runs
-        stats_over = args.dataset
-        print(f"dataset: {stats_over}; {load()}", flush=True)
+        print(f"dataset: {args.dataset}; {load()}", flush=True)
     else:
         log = ensure_log(args.log)
         events = sum(chunk.count(b"\n") for chunk in iter(lambda fh=open(log, "rb"): fh.read(1 << 24), b""))
         print(f"log: {log} ({events:,} lines, {log.stat().st_size / 2**20:.0f} MiB); {load()}", flush=True)
     work = Path(tempfile.mkdtemp(prefix="bench-spark-"))
     event_log = work / "events" if args.stages else None
-    if args.dataset is None:
-        stats_over = work / "local-0"
+    stats_over = args.dataset or work / "local-0"  # the first local ingest's dataset, unless given
     spark, start = session(args.cores, event_log)
     print(f"spark session local[{args.cores}] started in {start:.1f} s ({load()})", flush=True)
     results: dict[str, list[float]] = {"local ingest": [], "spark ingest": [], "local stats": [], "spark stats": []}
