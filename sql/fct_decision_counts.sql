@@ -1,4 +1,5 @@
 -- materialized: table
+-- partial sums: decisions, banks, rolls, rolled_farkles
 -- Fact: bank-or-roll choices counted per (player, dice left, turn-points bucket, choice,
 -- whether the roll that followed farkled), with the split every report needs (banks, rolls,
 -- rolls that farkled) as additive columns, so reports only re-aggregate.

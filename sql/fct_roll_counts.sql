@@ -1,4 +1,5 @@
 -- materialized: table
+-- partial sums: rolls, farkles, expected_farkles, expected_var
 -- Fact: rolls and farkles per (player, ruleset, dice), with the exact expectation from the
 -- rules engine (exact_odds, registered by pipeline.stats). Additive: re-aggregate by summing.
 -- expected_farkles = rolls * p and expected_var = rolls * p * (1 - p); farkle_prob and both

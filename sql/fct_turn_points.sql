@@ -1,4 +1,5 @@
 -- materialized: table
+-- partial sums: turns, hot_dice
 -- Fact: finished turns counted per (player, farkled, corrected points, small claimed bank),
 -- with their hot dice. Additive: every turn statistic (means, exact medians, buckets, the
 -- player summary) is re-aggregated from these counts.

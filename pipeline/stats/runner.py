@@ -207,7 +207,7 @@ def connect(dataset: Dataset | None) -> duckdb.DuckDBPyConnection:
         # the limit as given and as shown (rounded): release_memory sets it back exactly
         con.execute(f"set variable {LIMIT_VARIABLE} = [?, current_setting('memory_limit')]", [setting or MEMORY_LIMIT])
         if dataset is not None:
-            _register_sources(con, dataset)
+            register_sources(con, dataset)
         con.execute((SQL_DIR / f"{MACROS}.sql").read_text(encoding="utf-8"))
     except BaseException:  # a view that cannot be made (a damaged file): no spill dir left behind
         close(con)
@@ -215,13 +215,17 @@ def connect(dataset: Dataset | None) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _register_sources(con: duckdb.DuckDBPyConnection, dataset: Dataset) -> None:
-    """The dataset's tables as views `src_<table>` over exactly the files its manifest lists."""
+def register_sources(
+    con: duckdb.DuckDBPyConnection, dataset: Dataset, tables: tuple[str, ...] | list[str] = tuple(TABLES)
+) -> None:
+    """The dataset's tables (all, or `tables`) as views `src_<table>` over exactly the files
+    its manifest lists."""
     if dataset.remote:  # on an object store: DuckDB reads the files through fsspec
         from pipeline import storage
 
         storage.register_duckdb(con, [str(dataset.path)])
-    for table, schema in TABLES.items():
+    for table in tables:
+        schema = TABLES[table]
         if dataset.has_files(table):  # exactly the manifest's files: never a glob (docs/dataset.md)
             files = ", ".join("'" + path.replace("'", "''") + "'" for path in dataset.duckdb_paths(table))
             con.execute(

@@ -1,7 +1,9 @@
 """Where `stats --engine spark` runs each model (pipeline.engines.spark.stats.placement):
-on Spark what reads rows that grow with the data, on the driver (DuckDB) what reads only
-aggregates. The rows are compared between the engines in test_stats_engines.py; this file
-holds the rule itself, and the path of a table model too large to broadcast."""
+on Spark what reads the event tables (rows that grow with the events), on the driver
+(DuckDB) what reads only the game tables and aggregates. The rows are compared between the
+engines in test_stats_engines.py; this file holds the rule itself, how the driver's game
+scope reaches the Spark models (broadcast), and the path of a Spark table model too large
+to broadcast."""
 
 from __future__ import annotations
 
@@ -10,9 +12,9 @@ import re
 import pytest
 
 from pipeline.engines.spark import stats as spark_stats
-from pipeline.engines.spark.stats import AGGREGATE_PREFIX, DRIVER, SPARK, placement
+from pipeline.engines.spark.stats import AGGREGATE_PREFIX, DRIVER, EVENT_TABLES, SPARK, placement
 from pipeline.ingest.run import ingest
-from pipeline.stats import DEFAULT_SECTIONS, SECTIONS, compute
+from pipeline.stats import DEFAULT_SECTIONS, SECTIONS, compute, run, session
 from pipeline.stats.runner import PYTHON_MODELS, Model, load_models
 from tests.spark.compare import assert_same_rows
 from tests.spark.logs import make_logs
@@ -21,13 +23,17 @@ MODELS = load_models()
 WHERE = placement(MODELS)
 
 
-def _reads_source(model: Model) -> bool:
-    return bool(re.search(r"\bsrc_\w+", re.sub(r"--[^\n]*", "", model.sql)))
+def _sources(model: Model) -> set[str]:
+    return set(re.findall(r"\bsrc_(\w+)", re.sub(r"--[^\n]*", "", model.sql)))
 
 
-def test_every_model_that_reads_a_source_table_runs_on_spark():
-    readers = [name for name, model in MODELS.items() if _reads_source(model)]
-    assert readers and all(WHERE[name] == SPARK for name in readers)
+def test_every_model_that_reads_an_event_table_runs_on_spark_and_one_of_game_tables_on_the_driver():
+    events = [name for name, model in MODELS.items() if _sources(model) & set(EVENT_TABLES)]
+    assert events and all(WHERE[name] == SPARK for name in events)
+    games = [name for name, model in MODELS.items() if _sources(model) and not _sources(model) & set(EVENT_TABLES)]
+    assert {"stg_games", "stg_game_players", "stg_findings"} <= set(games)
+    assert all(WHERE[name] == DRIVER for name in games)
+    assert WHERE["int_games_in_scope"] == DRIVER  # the scope every Spark model joins: computed once, by DuckDB
 
 
 def test_a_sql_model_on_the_driver_reads_only_aggregates_and_the_drivers_own_rows():
@@ -72,15 +78,21 @@ def dataset(tmp_path_factory):
     return root / "ds"
 
 
-def test_a_table_too_large_to_broadcast_stays_cached_on_spark_with_the_same_reports(spark, dataset, monkeypatch):
-    monkeypatch.setattr(spark_stats.SparkModels, "broadcast_limit", lambda self: -1)
-    want = compute(dataset, sections=list(DEFAULT_SECTIONS))
-    with spark_stats.session(spark, dataset) as models:
-        reports = [f"rpt_{name}" for name in want]
-        models.prepare(reports)
-        assert "int_games_in_scope" in models._on_spark
-        assert len(models.cached) == 1  # int_games_in_scope, cached on the executors
+def test_a_spark_table_too_large_to_broadcast_stays_on_spark_and_is_freed_after(spark, dataset, monkeypatch):
+    """int_player_numbers (numbers for the players of the rolls and choices) is a table model
+    on Spark that the choices' models read: above Spark's broadcast limit (here: any size) it is
+    computed once and kept on the executors (a local checkpoint), freed when the session ends."""
+    monkeypatch.setattr(spark_stats.SparkModels, "broadcast_limit", lambda self: 0)
+    want = compute(dataset, sections=["decisions-quality"])
+    stored_before = _stored_rdds(spark)
+    with spark_stats.session(spark, dataset, with_policy=True) as models:
+        models.prepare([f"rpt_{name}" for name in want])
+        assert "int_player_numbers" in models._on_spark
+        assert len(models.cached) == 1  # int_player_numbers, held on the executors
+        assert "int_player_numbers" in models.broadcast  # and joined by broadcast (under the cap)
+        assert _stored_rdds(spark) > stored_before
         got = {name: models.report(f"rpt_{name}") for name in want}
+    assert _stored_rdds(spark) == stored_before
     for name in want:
         assert got[name].schema == want[name].schema
         assert_same_rows(want[name], got[name], ordered=True, what=name)
@@ -105,25 +117,19 @@ def _plan(models, name: str) -> str:
 
 
 @pytest.mark.parametrize("hinted", [True, False])
-def test_a_cached_table_is_read_as_computed_and_broadcast_to_the_rows_it_filters(spark, dataset, monkeypatch, hinted):
-    """A table model too large for Spark's own broadcast (here: any size) is computed once and
-    read from those rows by every model (not computed again under each one's CTEs), and the
-    joins with it broadcast it (not shuffle the rolls to a sort-merge join): the hint in their
-    SQL. Without the hint (`broadcast_cap` -1) the same plan sorts and merges: the check can fail."""
-    monkeypatch.setattr(spark_stats.SparkModels, "broadcast_limit", lambda self: 0)  # never to the driver
+def test_the_drivers_game_scope_is_broadcast_to_the_rows_it_filters(spark, dataset, monkeypatch, hinted):
+    """int_games_in_scope, computed on the driver, reaches a Spark model that joins it as its
+    rows, and the join broadcasts them (a hint in the model's SQL) instead of shuffling the
+    rolls to a sort-merge join, even where Spark alone would not broadcast. Without the hint
+    (`broadcast_cap` -1) the same plan sorts and merges: the check can fail."""
     if not hinted:
         monkeypatch.setattr(spark_stats.SparkModels, "broadcast_cap", lambda self: -1)
-    want = compute(dataset, sections=list(DEFAULT_SECTIONS))
-    stored_before = _stored_rdds(spark)
     with spark_stats.session(spark, dataset) as models:
-        models.spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")  # Spark alone (its own session)
-        models.prepare([f"rpt_{name}" for name in want])
+        models.build("int_rolls_in_scope")
         assert models.broadcast == ({"int_games_in_scope"} if hinted else set())
+        models.spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")  # Spark alone (its own session)
         plan = _plan(models, "int_rolls_in_scope")
-        assert "row_number" not in plan.lower()  # int_games_in_scope's game_no, read, not numbered again
         assert ("SortMergeJoin" not in plan and "BroadcastHashJoin" in plan) is hinted
-        assert _stored_rdds(spark) > stored_before  # the computed rows, held on the executors
-        got = {name: models.report(f"rpt_{name}") for name in want}
-    assert _stored_rdds(spark) == stored_before  # and freed when the session ends
-    for name in want:
-        assert_same_rows(want[name], got[name], ordered=True, what=name)
+        with session(dataset) as con:
+            want = run(con, "int_rolls_in_scope")
+        assert_same_rows(want, models.spark_rows("int_rolls_in_scope").cast(want.schema), ordered=False)

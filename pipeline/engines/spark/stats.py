@@ -36,6 +36,7 @@ import pyarrow as pa
 
 from pipeline import storage
 from pipeline.dataset.layout import Dataset, open_dataset
+from pipeline.engines.spark.fact_tasks import TaskFact, combine, compute_partials, task_fact
 from pipeline.engines.spark.spark_sql import spark_sql
 from pipeline.stats import Filters, League, filter_variables, plan_sections
 from pipeline.stats.odds import exact_odds_table
@@ -49,6 +50,7 @@ from pipeline.stats.runner import (
     close,
     connect,
     load_models,
+    register_sources,
     python_function,
     set_variables,
 )
@@ -62,21 +64,27 @@ BATCH_ROWS = 65_536  # rows per Arrow batch from a task (spark.sql.execution.arr
 SPARK = "spark"
 DRIVER = "driver"
 AGGREGATE_PREFIX = "fct_"  # the facts: aggregates the reports re-aggregate (sql/ layers, pipeline.stats.runner)
-_SOURCE = re.compile(r"\bsrc_\w+")
+_SOURCE = re.compile(r"\bsrc_(\w+)")
+# The tables Spark reads: a row per event, roll, turn or choice (and per bad line). The others
+# (games, seats, findings) are read by DuckDB on the driver, as the local engine does.
+EVENT_TABLES = ("events", "rolls", "turns", "decisions", "rejects")
+GAME_TABLES = tuple(table for table in TABLES if table not in EVENT_TABLES)
 COLLECT_THREADS = 8  # facts collected at once; each thread mostly waits for its job
 
 
 def placement(models: dict[str, Model]) -> dict[str, str]:
     """Where each model runs (SPARK or DRIVER), from the models alone: on Spark if it reads
-    a source table or a row-level model that runs on Spark (rows that grow with the data);
-    on the driver if everything it reads is already there: facts Spark aggregated, Python
-    models, the driver's tables (exact odds, policy). Python models run on the driver."""
+    an event table (EVENT_TABLES: rows that grow with the events) or a row-level model that
+    runs on Spark; on the driver if everything it reads is already there: the game tables
+    (a row per game, seat or finding: about a 300th of the events), facts Spark aggregated,
+    Python models, the driver's tables (exact odds, policy). Python models run on the driver."""
     where: dict[str, str] = {name: DRIVER for name in PYTHON_MODELS}
     for name in build_order(sorted(models), models):
         model = models.get(name) or PYTHON_MODELS[name]
+        sources = set(_SOURCE.findall(re.sub(r"--[^\n]*", "", model.sql)))
         if model.materialized == "python":
             where[name] = DRIVER
-        elif _SOURCE.search(re.sub(r"--[^\n]*", "", model.sql)) or any(
+        elif sources & set(EVENT_TABLES) or any(
             where[dep] == SPARK and not dep.startswith(AGGREGATE_PREFIX) for dep in model.depends_on
         ):
             where[name] = SPARK
@@ -105,10 +113,24 @@ class SparkModels:
     """The models of `sql/` over one dataset: a Spark session of their own for the models
     that read rows, a DuckDB connection on the driver for those over aggregates."""
 
-    def __init__(self, spark: "SparkSession", variables: dict[str, Any], aux: dict[str, pa.Table]):
+    def __init__(
+        self,
+        spark: "SparkSession",
+        variables: dict[str, Any],
+        aux: dict[str, pa.Table],
+        files: dict[str, list[str]] | None = None,
+        duck: duckdb.DuckDBPyConnection | None = None,
+        dataset: Dataset | None = None,
+    ):
+        """`duck`: the driver's DuckDB connection with the game tables (session), owned
+        from here on; without one, a connection of no source tables."""
         self.spark = spark
         self.variables = variables
         self.aux = aux
+        self.files = files or {}  # each source table's files, for the facts the tasks compute
+        self.fact_tasks = bool(files)  # additive facts by DuckDB in Spark's tasks (fact_tasks)
+        # the event tables whose Spark views are still to be made (`_read_sources`)
+        self.sources: dict[str, Dataset] = {t: dataset for t in EVENT_TABLES} if dataset is not None else {}
         self.models = load_models()
         self.where = placement(self.models)
         self.cached: list["DataFrame"] = []
@@ -117,7 +139,7 @@ class SparkModels:
         self.broadcast: set[str] = set()  # cached table models the joins broadcast (`_materialize`)
         self._types: dict[str, pa.Schema] = {}
         self._collected: dict[str, pa.Table] = {}  # reports Spark ran in `prepare`, until asked for
-        self.duck = connect(None)
+        self.duck = duck if duck is not None else connect(None)
         try:
             set_variables(self.duck, variables)
             for name, table in aux.items():
@@ -138,20 +160,36 @@ class SparkModels:
     # ------------------------------------------------------------------ Spark side
     def build(self, name: str) -> None:
         """Create in Spark the views (cached tables) `name` depends on, in dependency order; a
-        model of the driver that a Spark model reads goes to Spark as its rows."""
-        for dep in build_order([name], self.models):
+        model of the driver that a Spark model reads goes to Spark as its rows (not what that
+        model read on the driver)."""
+        order = build_order([name], self.models)
+        read_by_spark = {dep for user in order if self.where[user] == SPARK for dep in self._model(user).depends_on}
+        for dep in order:
             model = self._model(dep)
             if dep in self._on_spark or (dep == name and model.materialized == "query"):
                 continue
-            if self.where[dep] == DRIVER:
-                self.spark.createDataFrame(self.driver_rows(dep)).createOrReplaceTempView(dep)
+            if self.where[dep] == DRIVER and dep not in read_by_spark and dep != name:
+                continue
+            if self.where[dep] == DRIVER:  # a game table's model, say: its rows, sent to Spark
+                rows = self.driver_rows(dep)
+                self.spark.createDataFrame(rows).createOrReplaceTempView(dep)
+                if 0 <= self.broadcast_limit() and rows.nbytes <= self.broadcast_cap():
+                    self.broadcast.add(dep)  # joined by broadcast, never by shuffling the events to it
                 self._on_spark.add(dep)
                 continue
+            self._read_sources(model)
             rows = self.spark.sql(self.sql(dep))
             if model.materialized == "table" and not (dep == name and dep.startswith(AGGREGATE_PREFIX)):
                 rows = self._materialize(dep, rows)
             rows.createOrReplaceTempView(dep)
             self._on_spark.add(dep)
+
+    def _read_sources(self, model: Model) -> None:
+        """The event tables a Spark model reads, as views `src_<table>` (made when first
+        needed: a run whose facts all come from the tasks reads them through DuckDB alone)."""
+        for table in _SOURCE.findall(re.sub(r"--[^\n]*", "", model.sql)):
+            if table in self.sources:
+                _source(self.spark, self.sources.pop(table), table).createOrReplaceTempView(f"src_{table}")
 
     def _materialize(self, name: str, rows: "DataFrame") -> "DataFrame":
         """A table model computed once, before the queries that read it (which then run at
@@ -209,8 +247,8 @@ class SparkModels:
     # ------------------------------------------------------------------ driver side
     def prepare(self, names: list[str]) -> None:
         """Collect, all at once, the Spark models whose rows the driver will need for `names`
-        and that need nothing from the driver themselves (the facts of every report in one
-        wave); what is left is collected when asked for."""
+        and that need nothing from the driver but the game tables' models (the facts of every
+        report in one wave); what is left is collected when asked for."""
         order = build_order(names, self.models)
         wanted = {
             dep
@@ -224,18 +262,45 @@ class SparkModels:
             for name in order
             if (name in wanted or (name in names and self.where[name] == SPARK))
             and name not in self._on_driver
-            and all(self.where[dep] == SPARK for dep in build_order([name], self.models))
+            and not any(self._reads_spark(dep) for dep in build_order([name], self.models) if self.where[dep] == DRIVER)
         ]
         self.plan_types([*names, *ready])  # one DuckDB pass for the reports and their facts
-        for name in ready:
+        in_tasks = self._task_facts([name for name in ready if name in wanted])
+        on_spark = [name for name in ready if name not in {f.name for f in in_tasks}]
+        for name in on_spark:
             self.build(name)  # the views are made here, one thread, before the queries start
-        with ThreadPoolExecutor(max_workers=max(1, min(COLLECT_THREADS, len(ready)))) as pool:
-            rows = list(pool.map(self.spark_rows, ready))
-        for name, table in zip(ready, rows):
+        given = {g: self.driver_rows(g) for fact in in_tasks for g in fact.given}
+        with ThreadPoolExecutor(max_workers=max(1, min(COLLECT_THREADS, len(on_spark) + 1))) as pool:
+            partials = pool.submit(self._partials, in_tasks, given) if in_tasks else None
+            rows = list(pool.map(self.spark_rows, on_spark))
+            summed = partials.result() if partials is not None else {}
+        for fact in in_tasks:
+            self._register(fact.name, combine(self.duck, fact, summed[fact.name], self._types[fact.name]))
+        for name, table in zip(on_spark, rows):
             if name in wanted:
                 self._register(name, table)
             else:
                 self._collected[name] = table
+
+    def _reads_spark(self, name: str) -> bool:
+        """Whether a model needs rows from Spark (its own, or those of a model it reads)."""
+        return any(self.where[dep] == SPARK for dep in build_order([name], self.models))
+
+    def _task_facts(self, names: list[str]) -> list[TaskFact]:
+        """The facts among `names` that DuckDB computes in Spark's tasks (fact_tasks): their
+        table with files, and what they read from the driver small enough to send to every
+        task (the broadcast cap)."""
+        if not self.fact_tasks:
+            return []
+        given = {name for name, where in self.where.items() if where == DRIVER}
+        facts = [f for f in (task_fact(n, self.models, given, set(self.aux)) for n in names) if f is not None]
+        cap = self.broadcast_cap()
+        return [f for f in facts if self.files.get(f.table) and all(self.driver_rows(g).nbytes <= cap for g in f.given)]
+
+    def _partials(self, facts: list[TaskFact], given: dict[str, pa.Table]) -> dict[str, list[pa.Table]]:
+        tables = {**given, **{a: self.aux[a] for f in facts for a in f.aux}}
+        sql = {m: self._model(m).sql for f in facts for m in f.models}
+        return compute_partials(self.spark, facts, self.files, sql, tables, self.variables)
 
     def _register(self, name: str, spark_rows: pa.Table) -> None:
         """A Spark model's rows in DuckDB, with the types DuckDB gives the model."""
@@ -325,19 +390,24 @@ def session(
     if filters.since and filters.until and filters.since > filters.until:
         raise ValueError(f"since {filters.since} is after until {filters.until}")
     own = spark.newSession()  # its own temporary views: several datasets in one Spark app
-    for table in TABLES:
-        _source(own, ds, table).createOrReplaceTempView(f"src_{table}")
-    texts = [r[0] for r in own.sql("select distinct cast(ruleset as string) from src_games").collect()]
-    aux: dict[str, pa.Table] = {}
-    if with_odds:
-        aux["exact_odds"] = exact_odds_table(texts)
-    if with_policy:
-        from pipeline.strategy.judge import policy_tables
+    duck = connect(None)
+    try:
+        register_sources(duck, ds, GAME_TABLES)
+        texts = [r[0] for r in duck.sql("select distinct ruleset::varchar from src_games").fetchall()]
+        aux: dict[str, pa.Table] = {}
+        if with_odds:
+            aux["exact_odds"] = exact_odds_table(texts)
+        if with_policy:
+            from pipeline.strategy.judge import policy_tables
 
-        aux.update(policy_tables(texts))
-    for name, table in aux.items():
-        own.createDataFrame(table).createOrReplaceTempView(name)
-    models = SparkModels(own, filter_variables(filters, texts, blunder_threshold, league), aux)
+            aux.update(policy_tables(texts))
+        for name, table in aux.items():
+            own.createDataFrame(table).createOrReplaceTempView(name)
+        files = {table: table_files(ds, table) for table in EVENT_TABLES}
+        models = SparkModels(own, filter_variables(filters, texts, blunder_threshold, league), aux, files, duck, ds)
+    except BaseException:
+        close(duck)
+        raise
     try:
         yield models
     finally:
