@@ -72,8 +72,10 @@ def test_every_file_goes_to_exactly_one_task_and_the_tasks_weigh_alike(tmp_path,
     assert sorted(f for b in bins for f in b) == sorted(files)
     assert sorted(sum(sizes[p] for _, p in b) for b in bins) == [120, 120]
     assert len(task_bins(files[:1], parallelism=2)) == 1  # never an empty task
-    monkeypatch.setattr(fact_tasks, "TASK_BYTES", 60)  # large data: more tasks than cores
-    assert len(task_bins(files, parallelism=2)) == 4
+    monkeypatch.setattr(fact_tasks, "TASK_BYTES", 60)  # large data: more tasks than cores, in whole waves
+    assert len(task_bins(files, parallelism=2)) == 4  # 240 bytes: two waves of two
+    monkeypatch.setattr(fact_tasks, "TASK_BYTES", 50)
+    assert len(task_bins(files, parallelism=2)) == 6  # 240 bytes: three waves, as many tasks as files
 
 
 def test_partials_add_up_per_key_nulls_included_with_the_facts_types():
@@ -133,3 +135,15 @@ def test_the_facts_from_the_tasks_are_the_local_engines_row_for_row(spark, datas
         assert set(fact_tasks.partial_sums(MODELS[name])) < set(want[name].column_names)
         assert got[name].schema == want[name].schema
         assert_same_rows(want[name], got[name], ordered=False, what=name)
+
+
+def test_the_tables_sent_to_the_tasks_encode_repeated_text_and_keep_their_values():
+    rules = '{"target": 10000, "opening": 500, "straight": 1500}'
+    table = pa.table({"game_id": [f"g{i}" for i in range(100)], "ruleset": [rules] * 100, "n": list(range(100))})
+    small = fact_tasks.compact(table)
+    assert pa.types.is_dictionary(small.column("ruleset").type)
+    assert not pa.types.is_dictionary(small.column("game_id").type)  # every value its own: left alone
+    assert small.nbytes < table.nbytes / 2
+    con = duckdb.connect()
+    con.register("small", small)
+    assert con.sql("select * from small order by n").to_arrow_table().to_pylist() == table.to_pylist()

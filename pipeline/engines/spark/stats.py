@@ -1,26 +1,30 @@
 """`farkle-logs stats --engine spark`: the SQL models of `sql/`, the work that grows with the
-data on Spark, the reports over its aggregates in DuckDB on the driver.
+events on Spark, the rest in DuckDB on the driver.
 
 The same computation as `pipeline.stats`, step for step: the dataset's tables become
 `src_<table>` (read from exactly the files its manifest lists, with the contract's schema),
 the exact-odds and policy tables are built on the driver by the same Python, and every model
 runs where `placement` puts it:
 
-- on Spark, each model that reads rows: a source table, or a row-level model (`stg_`,
-  `int_`) that runs on Spark. These are transpiled from their DuckDB text (`transpile`) and
-  become temporary views (cached tables where the model says `-- materialized: table`);
+- on Spark, each model that reads the event tables (EVENT_TABLES: a row per event, roll,
+  turn or choice) or a row-level model that runs on Spark. These are transpiled from their
+  DuckDB text (`transpile`) and become temporary views (cached tables where the model says
+  `-- materialized: table`);
+- in Spark's tasks, by DuckDB, the additive facts over one event table (`fact_tasks`: each
+  task computes them over its share of the files, the driver adds the partial sums up): one
+  Spark job where Spark SQL would take a few per fact, at DuckDB's speed per row;
 - on the driver, in DuckDB with the models' own text, each model whose inputs are all
-  there: the facts (`fct_`, additive aggregates of a few rows per player, ruleset or game)
-  Spark computed and the driver collected once as Arrow, the Python models, the tables
-  built on the driver. Most reports are such models: a Spark query of their own would cost
-  a few jobs of fixed overhead for a few thousand input rows.
+  there: the game tables (a row per game, seat or finding: about a 300th of the events) and
+  what is made of them alone (the game scope every fact joins), the facts, the Python
+  models, the tables built on the driver. Most reports are such models. A driver model a
+  Spark model reads goes to Spark as its rows, joined by broadcast.
 
-The facts the driver needs are collected together, each its own Spark query started from
-its own thread, so their jobs share the cores instead of queueing behind each other's
-driver work. A fact is cast to the types DuckDB gives it (found by running the models in
-DuckDB over empty tables, which costs milliseconds) before DuckDB reads it, and so is a
-report Spark ran: Spark sums BIGINTs to BIGINT where DuckDB gives HUGEINT, and the text,
-JSON and CSV output must not depend on the engine.
+The facts the driver needs are collected together, each Spark query started from its own
+thread and the tasks' job from another, so their jobs share the cores instead of queueing
+behind each other's driver work. A fact is cast to the types DuckDB gives it (found by
+running the models in DuckDB over empty tables, which costs milliseconds) before DuckDB
+reads it, and so is a report Spark ran: Spark sums BIGINTs to BIGINT where DuckDB gives
+HUGEINT, and the text, JSON and CSV output must not depend on the engine.
 """
 
 from __future__ import annotations
