@@ -296,14 +296,15 @@ def main() -> None:
                 print("\n".join(stage_report(event_log, window)))
         if args.scaling:
             spark.stop()
-            one, start1 = session(1, None)
-            s1 = ingest_spark(one, log, work / "spark-1core")[0]
+            spark, start1 = session(1, None)
+            s1 = ingest_spark(spark, log, work / "spark-1core")[0]
             l1 = ingest_local(log, work / "local-1core", workers=1)
             print(
                 f"\n1 core: spark local[1] {s1:.1f} s, local engine (1 worker) {l1:.1f} s ({load()}; "
                 f"session started in {start1:.1f} s)"
             )
     finally:
+        spark.stop()  # before its event log's directory goes (else its shutdown hook fails to close it)
         shutil.rmtree(work, ignore_errors=True)
 
 

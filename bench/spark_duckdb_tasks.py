@@ -9,9 +9,9 @@ counts three ways, alternating, in one process:
   (`mapInArrow`), Spark adding the partial counts up (the fact is additive);
 - Spark SQL: the same query over the same files, as `stats --engine spark` runs its models.
 
-An experiment, not the engine: docs/spark.md ("stats at ten times the log") quotes it as
-the measure of the path that would meet `stats --engine spark` <= 3x. The first run of a
-session pays the Python workers' start and DuckDB's import in the tasks.
+The experiment that led to the engine's way (pipeline/engines/spark/fact_tasks.py, which
+computes the additive facts so): docs/spark.md ("stats at ten times the log") quotes it. The
+first run of a session pays the Python workers' start and DuckDB's import in the tasks.
 """
 
 from __future__ import annotations

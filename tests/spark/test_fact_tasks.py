@@ -147,3 +147,17 @@ def test_the_tables_sent_to_the_tasks_encode_repeated_text_and_keep_their_values
     con = duckdb.connect()
     con.register("small", small)
     assert con.sql("select * from small order by n").to_arrow_table().to_pylist() == table.to_pylist()
+
+
+def test_a_game_scope_above_the_broadcast_cap_leaves_the_facts_to_spark_sql(spark, dataset, monkeypatch):
+    calls = []
+    monkeypatch.setattr(spark_stats, "compute_partials", lambda *a, **k: calls.append(a) or {})
+    monkeypatch.setattr(spark_stats.SparkModels, "broadcast_cap", lambda self: 1)  # nothing fits
+    with session(dataset) as con:
+        want = {name: run(con, name) for name in TASK_FACTS}
+    with spark_stats.session(spark, dataset) as models:
+        models.prepare([f"rpt_{t}" for s in DEFAULT_SECTIONS for t in SECTIONS[s]])
+        got = {name: models.driver_rows(name) for name in TASK_FACTS}
+    assert not calls
+    for name in TASK_FACTS:
+        assert_same_rows(want[name], got[name], ordered=False, what=name)

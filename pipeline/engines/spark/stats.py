@@ -40,7 +40,7 @@ import pyarrow as pa
 
 from pipeline import storage
 from pipeline.dataset.layout import Dataset, open_dataset
-from pipeline.engines.spark.fact_tasks import TaskFact, combine, compute_partials, task_fact
+from pipeline.engines.spark.fact_tasks import TaskFact, combine, compact, compute_partials, task_fact
 from pipeline.engines.spark.spark_sql import spark_sql
 from pipeline.stats import Filters, League, filter_variables, plan_sections
 from pipeline.stats.odds import exact_odds_table
@@ -299,7 +299,11 @@ class SparkModels:
         given = {name for name, where in self.where.items() if where == DRIVER}
         facts = [f for f in (task_fact(n, self.models, given, set(self.aux)) for n in names) if f is not None]
         cap = self.broadcast_cap()
-        return [f for f in facts if self.files.get(f.table) and all(self.driver_rows(g).nbytes <= cap for g in f.given)]
+        return [
+            f
+            for f in facts
+            if self.files.get(f.table) and all(compact(self.driver_rows(g)).nbytes <= cap for g in f.given)
+        ]
 
     def _partials(self, facts: list[TaskFact], given: dict[str, pa.Table]) -> dict[str, list[pa.Table]]:
         tables = {**given, **{a: self.aux[a] for f in facts for a in f.aux}}
