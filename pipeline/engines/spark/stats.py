@@ -115,24 +115,26 @@ def compute(
 
 class SparkModels:
     """The models of `sql/` over one dataset: a Spark session of their own for the models
-    that read rows, a DuckDB connection on the driver for those over aggregates."""
+    that read the event tables (and the tasks computing facts over them), a DuckDB
+    connection on the driver for those over the game tables and aggregates."""
 
     def __init__(
         self,
         spark: "SparkSession",
         variables: dict[str, Any],
         aux: dict[str, pa.Table],
-        files: dict[str, list[str]] | None = None,
-        duck: duckdb.DuckDBPyConnection | None = None,
         dataset: Dataset | None = None,
+        duck: duckdb.DuckDBPyConnection | None = None,
     ):
-        """`duck`: the driver's DuckDB connection with the game tables (session), owned
-        from here on; without one, a connection of no source tables."""
+        """`dataset`: whose event tables Spark and the tasks read; `duck`: the driver's DuckDB
+        connection with its game tables (`session`), owned from here on (without one, a
+        connection of no source tables)."""
         self.spark = spark
         self.variables = variables
         self.aux = aux
-        self.files = files or {}  # each source table's files, for the facts the tasks compute
-        self.fact_tasks = bool(files)  # additive facts by DuckDB in Spark's tasks (fact_tasks)
+        # each event table's files, for the facts the tasks compute (fact_tasks)
+        self.files = {t: table_files(dataset, t) for t in EVENT_TABLES} if dataset is not None else {}
+        self.fact_tasks = dataset is not None  # False: every fact by Spark SQL
         # the event tables whose Spark views are still to be made (`_read_sources`)
         self.sources: dict[str, Dataset] = {t: dataset for t in EVENT_TABLES} if dataset is not None else {}
         self.models = load_models()
@@ -140,7 +142,7 @@ class SparkModels:
         self.cached: list["DataFrame"] = []
         self._on_spark: set[str] = set()  # views (or tables) made in the Spark session
         self._on_driver: set[str] = set()  # views, tables or Arrow tables in DuckDB
-        self.broadcast: set[str] = set()  # cached table models the joins broadcast (`_materialize`)
+        self.broadcast: set[str] = set()  # tables the joins broadcast (`_materialize`, the driver's in `build`)
         self._types: dict[str, pa.Schema] = {}
         self._collected: dict[str, pa.Table] = {}  # reports Spark ran in `prepare`, until asked for
         self.duck = duck if duck is not None else connect(None)
@@ -411,8 +413,7 @@ def session(
             aux.update(policy_tables(texts))
         for name, table in aux.items():
             own.createDataFrame(table).createOrReplaceTempView(name)
-        files = {table: table_files(ds, table) for table in EVENT_TABLES}
-        models = SparkModels(own, filter_variables(filters, texts, blunder_threshold, league), aux, files, duck, ds)
+        models = SparkModels(own, filter_variables(filters, texts, blunder_threshold, league), aux, ds, duck)
     except BaseException:
         close(duck)
         raise
