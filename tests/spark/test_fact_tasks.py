@@ -40,7 +40,7 @@ def test_the_event_facts_go_to_the_tasks_over_their_one_table(name, table):
     assert ("exact_odds" in fact.aux) is (name == "fct_roll_counts")
 
 
-def test_a_fact_without_partial_sums_or_over_two_tables_stays_on_spark_sql():
+def test_a_fact_without_partial_sums_over_two_tables_or_a_window_stays_on_spark_sql():
     models = {
         "stg_a": Model("stg_a", "select * from src_rolls", "view", ()),
         "stg_b": Model("stg_b", "select * from src_turns", "view", ()),
@@ -51,12 +51,31 @@ def test_a_fact_without_partial_sums_or_over_two_tables_stays_on_spark_sql():
             "fct_two", "-- partial sums: n\nselect count(*) as n from stg_a, stg_b", "table", ("stg_a", "stg_b")
         ),
         "fct_plain": Model("fct_plain", "select x, count(*) as n from stg_a group by x", "table", ("stg_a",)),
+        "int_ranked": Model(
+            "int_ranked", "select x, row_number() over (order by x) as r from stg_a", "view", ("stg_a",)
+        ),
+        "fct_ranked": Model(
+            "fct_ranked",
+            "-- partial sums: n\nselect r, count(*) as n from int_ranked group by r",
+            "table",
+            ("int_ranked",),
+        ),
+        "int_kept": Model("int_kept", "select x from stg_a", "table", ("stg_a",)),
+        "fct_kept": Model(
+            "fct_kept",
+            "-- partial sums: n\nselect x, count(*) as n from stg_a semi join int_kept using (x) group by x",
+            "table",
+            ("int_kept", "stg_a"),
+        ),
     }
     assert task_fact("fct_one", models, set(), set()) == TaskFact(
         "fct_one", "rolls", ("n",), ("stg_a", "fct_one"), (), ()
     )
     assert task_fact("fct_two", models, set(), set()) is None
     assert task_fact("fct_plain", models, set(), set()) is None
+    assert task_fact("fct_ranked", models, set(), set()) is None  # a window over a share is another window
+    assert task_fact("fct_kept", models, set(), set()) is None  # so may a table model be
+    assert task_fact("fct_kept", models, {"int_kept"}, set()) is not None  # unless the driver computed it
 
 
 def test_the_facts_that_declare_partial_sums_are_these():

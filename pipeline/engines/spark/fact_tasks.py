@@ -10,11 +10,12 @@ DuckDB's work per row (docs/spark.md, "Where the stats' time goes").
 A fact goes to the tasks when
 - its SQL says which columns are partial sums (`-- partial sums: a, b`, every other column
   is a key: the rows are re-aggregated by summing those columns per key);
-- below it, apart from table models computed before (`given`: int_games_in_scope, whose
-  window over every game no task could compute) and the driver's tables (exact odds), it
-  reads one source table: a task holding some of that table's files holds every row a
-  partial needs. A fact reading two tables (findings that must have a seat) stays on Spark
-  SQL, as does every fact without the line.
+- below it, apart from what the driver computes (`given`: the game scope, whose window
+  over every game no task could compute) and the driver's tables (exact odds), it reads
+  one event table through views without windows: each row's share of the sums depends on
+  that row alone, so a task holding some of the files holds all a partial needs. A fact
+  reading two tables, or a table model or a window below it, stays on Spark SQL, as does
+  every fact without the line.
 The given tables travel to the tasks with the function (Spark broadcasts a large closure),
 so they are only sent up to the broadcast cap that Spark SQL's joins have too.
 """
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 PARTIAL_SUMS = re.compile(r"^-- partial sums: *(.+)$", re.MULTILINE)
 _SOURCE = re.compile(r"\bsrc_(\w+)")
+_WINDOW = re.compile(r"\bover\s*\(", re.IGNORECASE)
 TASK_BYTES = 128 << 20  # files of about this many bytes per task, beyond one task per core
 RESULT_SCHEMA = "fact string, rows binary"  # each task's partial of each fact, as Arrow IPC
 
@@ -82,6 +84,8 @@ def task_fact(name: str, models: dict[str, Model], given: set[str], aux: set[str
             else:
                 stack.append(dep)
     texts = [re.sub(r"--[^\n]*", "", models[m].sql) for m in below]
+    if any(models[m].materialized != "view" for m in below - {name}) or any(_WINDOW.search(t) for t in texts):
+        return None  # a table or a window below sees every row at once: not so over a share
     tables = {t for text in texts for t in _SOURCE.findall(text)}
     if len(tables) != 1 or not tables <= set(TABLES):
         return None
