@@ -183,8 +183,9 @@ def build_order(targets: list[str], models: dict[str, Model]) -> list[str]:
 def connect(dataset: Dataset | None) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the dataset's tables as `src_<table>` and the macros of
     sql/macros.sql; the filters are still unset (see `set_variables`). Without a dataset it
-    has no source tables: the Spark engine's driver side, whose models read only the
-    aggregates Spark collected (pipeline.engines.spark.stats)."""
+    has no source tables: the Spark engine's driver side (which registers the game tables
+    alone, `register_sources`) and its tasks (a share of one event table's files each:
+    pipeline.engines.spark.fact_tasks)."""
     setting = os.environ.get("FARKLE_LOGS_DUCKDB_MEMORY", "").strip()
     spill = tempfile.mkdtemp(prefix="farkle-logs-duckdb-")
     try:
