@@ -156,6 +156,12 @@ def _strip_comments(sql: str) -> str:
     return re.sub(r"--[^\n]*", "", sql)
 
 
+def source_tables(model: Model) -> set[str]:
+    """The dataset's tables the model reads itself (`src_<table>`, comments aside): where
+    the Spark engine runs it depends on them (pipeline.engines.spark.stats.placement)."""
+    return set(re.findall(r"\bsrc_(\w+)", _strip_comments(model.sql)))
+
+
 def build_order(targets: list[str], models: dict[str, Model]) -> list[str]:
     """The targets' dependencies (and the targets) so that each comes after what it names."""
     order: list[str] = []

@@ -31,13 +31,12 @@ import pyarrow as pa
 
 from pipeline import storage
 from pipeline.dataset.tables import TABLES
-from pipeline.stats.runner import PYTHON_MODELS, Model, build_order
+from pipeline.stats.runner import PYTHON_MODELS, Model, build_order, source_tables
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 PARTIAL_SUMS = re.compile(r"^-- partial sums: *(.+)$", re.MULTILINE)
-_SOURCE = re.compile(r"\bsrc_(\w+)")
 _WINDOW = re.compile(r"\bover\s*\(", re.IGNORECASE)
 TASK_BYTES = 128 << 20  # files of about this many bytes per task, beyond one task per core
 RESULT_SCHEMA = "fact string, rows binary"  # each task's partial of each fact, as Arrow IPC
@@ -86,7 +85,7 @@ def task_fact(name: str, models: dict[str, Model], given: set[str], aux: set[str
     texts = [re.sub(r"--[^\n]*", "", models[m].sql) for m in below]
     if any(models[m].materialized != "view" for m in below - {name}) or any(_WINDOW.search(t) for t in texts):
         return None  # a table or a window below sees every row at once: not so over a share
-    tables = {t for text in texts for t in _SOURCE.findall(text)}
+    tables = {t for m in below for t in source_tables(models[m])}
     if len(tables) != 1 or not tables <= set(TABLES):
         return None
     words = {w for text in texts for w in re.findall(r"\w+", text)}

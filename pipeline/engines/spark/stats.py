@@ -29,7 +29,6 @@ HUGEINT, and the text, JSON and CSV output must not depend on the engine.
 
 from __future__ import annotations
 
-import re
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,6 +56,7 @@ from pipeline.stats.runner import (
     register_sources,
     python_function,
     set_variables,
+    source_tables,
 )
 from pipeline.strategy.judge import DEFAULT_BLUNDER_THRESHOLD
 from pipeline.dataset.tables import TABLES
@@ -68,7 +68,6 @@ BATCH_ROWS = 65_536  # rows per Arrow batch from a task (spark.sql.execution.arr
 SPARK = "spark"
 DRIVER = "driver"
 AGGREGATE_PREFIX = "fct_"  # the facts: aggregates the reports re-aggregate (sql/ layers, pipeline.stats.runner)
-_SOURCE = re.compile(r"\bsrc_(\w+)")
 # The tables Spark reads: a row per event, roll, turn or choice (and per bad line). The others
 # (games, seats, findings) are read by DuckDB on the driver, as the local engine does.
 EVENT_TABLES = ("events", "rolls", "turns", "decisions", "rejects")
@@ -85,10 +84,9 @@ def placement(models: dict[str, Model]) -> dict[str, str]:
     where: dict[str, str] = {name: DRIVER for name in PYTHON_MODELS}
     for name in build_order(sorted(models), models):
         model = models.get(name) or PYTHON_MODELS[name]
-        sources = set(_SOURCE.findall(re.sub(r"--[^\n]*", "", model.sql)))
         if model.materialized == "python":
             where[name] = DRIVER
-        elif sources & set(EVENT_TABLES) or any(
+        elif source_tables(model) & set(EVENT_TABLES) or any(
             where[dep] == SPARK and not dep.startswith(AGGREGATE_PREFIX) for dep in model.depends_on
         ):
             where[name] = SPARK
@@ -193,7 +191,7 @@ class SparkModels:
     def _read_sources(self, model: Model) -> None:
         """The event tables a Spark model reads, as views `src_<table>` (made when first
         needed: a run whose facts all come from the tasks reads them through DuckDB alone)."""
-        for table in _SOURCE.findall(re.sub(r"--[^\n]*", "", model.sql)):
+        for table in source_tables(model):
             if table in self.sources:
                 _source(self.spark, self.sources.pop(table), table).createOrReplaceTempView(f"src_{table}")
 
