@@ -133,11 +133,12 @@ def compute_partials(
     variables: dict[str, Any],
 ) -> dict[str, list[pa.Table]]:
     """Every task's partial rows of each fact, in one Spark job: `files` the source tables'
-    files, `sql` the models' DuckDB text, `tables` the given and aux tables' rows."""
+    files, `sql` the models' DuckDB text, `tables` the given and aux tables' rows as they
+    are sent (the caller's `compact` where it pays)."""
     wanted = sorted({f.table for f in facts})
     units = [(table, path) for table in wanted for path in files.get(table, [])]
     bins = task_bins(units, _parallelism(spark))
-    shipped = {name: _ipc(compact(table)) for name, table in tables.items()}
+    shipped = {name: _ipc(table) for name, table in tables.items()}
     threads = int(spark.conf.get("spark.task.cpus", "1") or 1)
     job = _bin_task(bins, facts, sql, shipped, variables, threads)
     rows = spark.range(0, len(bins), 1, max(1, len(bins))).mapInArrow(job, RESULT_SCHEMA).collect()

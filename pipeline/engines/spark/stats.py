@@ -130,11 +130,11 @@ class SparkModels:
         self.spark = spark
         self.variables = variables
         self.aux = aux
-        # each event table's files, for the facts the tasks compute (fact_tasks)
+        self.dataset = dataset
+        # each event table's files, for the facts the tasks compute (fact_tasks; none: every
+        # fact by Spark SQL)
         self.files = {t: table_files(dataset, t) for t in EVENT_TABLES} if dataset is not None else {}
-        self.fact_tasks = dataset is not None  # False: every fact by Spark SQL
-        # the event tables whose Spark views are still to be made (`_read_sources`)
-        self.sources: dict[str, Dataset] = {t: dataset for t in EVENT_TABLES} if dataset is not None else {}
+        self._unread = set(EVENT_TABLES) if dataset is not None else set()  # no Spark view yet (`_read_sources`)
         self.models = load_models()
         self.where = placement(self.models)
         self.cached: list["DataFrame"] = []
@@ -191,9 +191,10 @@ class SparkModels:
     def _read_sources(self, model: Model) -> None:
         """The event tables a Spark model reads, as views `src_<table>` (made when first
         needed: a run whose facts all come from the tasks reads them through DuckDB alone)."""
-        for table in source_tables(model):
-            if table in self.sources:
-                _source(self.spark, self.sources.pop(table), table).createOrReplaceTempView(f"src_{table}")
+        for table in source_tables(model) & self._unread:
+            assert self.dataset is not None  # (tables are unread only with a dataset)
+            _source(self.spark, self.dataset, table).createOrReplaceTempView(f"src_{table}")
+            self._unread.discard(table)
 
     def _materialize(self, name: str, rows: "DataFrame") -> "DataFrame":
         """A table model computed once, before the queries that read it (which then run at
@@ -269,11 +270,10 @@ class SparkModels:
             and not any(self._reads_spark(dep) for dep in build_order([name], self.models) if self.where[dep] == DRIVER)
         ]
         self.plan_types([*names, *ready])  # one DuckDB pass for the reports and their facts
-        in_tasks = self._task_facts([name for name in ready if name in wanted])
+        in_tasks, given = self._task_facts([name for name in ready if name in wanted])
         on_spark = [name for name in ready if name not in {f.name for f in in_tasks}]
         for name in on_spark:
             self.build(name)  # the views are made here, one thread, before the queries start
-        given = {g: self.driver_rows(g) for fact in in_tasks for g in fact.given}
         with ThreadPoolExecutor(max_workers=max(1, min(COLLECT_THREADS, len(on_spark) + 1))) as pool:
             partials = pool.submit(self._partials, in_tasks, given) if in_tasks else None
             rows = list(pool.map(self.spark_rows, on_spark))
@@ -290,20 +290,17 @@ class SparkModels:
         """Whether a model needs rows from Spark (its own, or those of a model it reads)."""
         return any(self.where[dep] == SPARK for dep in build_order([name], self.models))
 
-    def _task_facts(self, names: list[str]) -> list[TaskFact]:
-        """The facts among `names` that DuckDB computes in Spark's tasks (fact_tasks): their
-        table with files, and what they read from the driver small enough to send to every
-        task (the broadcast cap)."""
-        if not self.fact_tasks:
-            return []
-        given = {name for name, where in self.where.items() if where == DRIVER}
-        facts = [f for f in (task_fact(n, self.models, given, set(self.aux)) for n in names) if f is not None]
+    def _task_facts(self, names: list[str]) -> tuple[list[TaskFact], dict[str, pa.Table]]:
+        """The facts among `names` that DuckDB computes in Spark's tasks (fact_tasks), and
+        the driver's rows they read, as sent (`compact`): their table has files, and what
+        they read from the driver is small enough to send to every task (the broadcast cap)."""
+        on_driver = {name for name, where in self.where.items() if where == DRIVER}
+        facts = [f for f in (task_fact(n, self.models, on_driver, set(self.aux)) for n in names) if f is not None]
+        facts = [f for f in facts if self.files.get(f.table)]
+        sent = {g: compact(self.driver_rows(g)) for f in facts for g in f.given}
         cap = self.broadcast_cap()
-        return [
-            f
-            for f in facts
-            if self.files.get(f.table) and all(compact(self.driver_rows(g)).nbytes <= cap for g in f.given)
-        ]
+        facts = [f for f in facts if all(sent[g].nbytes <= cap for g in f.given)]
+        return facts, {g: sent[g] for f in facts for g in f.given}
 
     def _partials(self, facts: list[TaskFact], given: dict[str, pa.Table]) -> dict[str, list[pa.Table]]:
         tables = {**given, **{a: self.aux[a] for f in facts for a in f.aux}}
