@@ -17,6 +17,8 @@ import gc
 import os
 import pickle
 import queue
+import select
+import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -313,19 +315,56 @@ class Pool:
                 files[name].extend(paths)
         for p in self._procs:
             p.join()
+        if self._procs:
+            _end_feeder(self._inbox)
         return files
 
     def terminate(self) -> None:
         gc.unfreeze()
-        if self._procs:
-            # tasks still queued for a dead worker would keep the queue's feeder thread
-            # writing to a pipe nobody reads, and the process would hang at exit joining it
-            self._inbox.cancel_join_thread()
         for p in self._procs:
             if p.is_alive():
                 p.terminate()
         for p in self._procs:
             p.join()
+        if self._procs:
+            _end_feeder(self._inbox)
+
+
+def _end_feeder(inbox: Any, patience: float = 10.0) -> None:
+    """End the inbox's feeder thread (the thread that writes queued tasks into its pipe) once
+    the workers are stopped, before this process goes on to exit.
+
+    Tasks still queued for the stopped workers can fill the pipe, and the thread then waits
+    on it forever, holding the queue's lock and semaphore. Left so, the thread races the
+    interpreter's exit: stopped between unlinking a semaphore and telling multiprocessing's
+    resource tracker, it makes the tracker print "leaked semaphore" warnings under the
+    one-line error of a failed ingest. So this side reads the pipe empty until the thread
+    has written its last task and ended. It reads through a handle of its own: the thread
+    closes the queue's handles when it ends, which may be while a read is under way.
+    `_thread` and `_reader` are the queue's internals: nothing public reads back what no
+    worker will take (`get` may wait forever on the read lock a stopped worker held)."""
+    thread = getattr(inbox, "_thread", None)
+    try:
+        pipe = os.dup(inbox._reader.fileno()) if thread is not None else None
+    except OSError:  # the thread has closed the pipe already: it is done
+        pipe = None
+    inbox.close()  # the thread ends after the tasks it has
+    try:
+        deadline = time.monotonic() + patience
+        while thread is not None and thread.is_alive() and time.monotonic() < deadline:
+            if pipe is None:
+                thread.join(0.05)
+                continue
+            readable, _, _ = select.select([pipe], [], [], 0.05)
+            if readable and not os.read(pipe, 1 << 20):  # the thread closed its end: ending
+                thread.join(0.05)
+    finally:
+        if pipe is not None:
+            os.close(pipe)
+    if thread is not None and thread.is_alive():
+        inbox.cancel_join_thread()  # do not hang at exit on a thread that would not end
+    else:
+        inbox.join_thread()
 
 
 def _worker_main(config: Config, number: int, inbox, outbox, parent: int) -> None:
