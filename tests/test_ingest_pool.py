@@ -23,10 +23,8 @@ def test_the_feeder_ends_even_with_a_full_pipe_and_no_worker():
     time.sleep(0.2)
     feeder = inbox._thread
     assert feeder is not None and feeder.is_alive()  # blocked on the full pipe
-    started = time.monotonic()
     _end_feeder(inbox)
-    assert not feeder.is_alive()
-    assert time.monotonic() - started < 5
+    assert not feeder.is_alive()  # without the read-back it waits its patience out, alive
 
 
 def test_an_unused_queue_ends_at_once():
