@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from pipeline.dataset.layout import Dataset, open_dataset
 from pipeline.report.league import LeagueData, gather_league
 from pipeline.stats import TABLE_NAMES, Filters, League, run, session
-from pipeline.stats.runner import PYTHON_MODELS, Model, load_models, set_variables, steps
+from pipeline.stats.runner import PYTHON_MODELS, Model, load_models, set_variables, steps, strip_comments
 from pipeline.errors import UserError
 from pipeline.report.sheet import SheetView, check
 
@@ -99,7 +99,7 @@ def report_models() -> dict[str, Model]:
     names = base.keys() | mine.keys() | PYTHON_MODELS.keys()
     models = dict(base)
     for name, model in mine.items():
-        words = set(_WORD.findall(re.sub(r"--[^\n]*", "", model.sql)))
+        words = set(_WORD.findall(strip_comments(model.sql)))
         deps = tuple(sorted(n for n in names if n != name and n in words))
         models[name] = dataclasses.replace(model, depends_on=deps)
     return models

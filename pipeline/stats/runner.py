@@ -107,7 +107,7 @@ def load_models(sql_dir: Path = SQL_DIR) -> dict[str, Model]:
     texts.update(_scoped_variants(texts))
     models = {}
     for name, text in texts.items():
-        code = _strip_comments(text)
+        code = strip_comments(text)
         words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
         deps = tuple(sorted(other for other in [*texts, *PYTHON_MODELS] if other != name and other in words))
         if name.startswith("rpt_"):
@@ -152,14 +152,16 @@ def _renamed(renames: dict[str, str], match: re.Match[str]) -> str:
     return renames[match.group(1)]
 
 
-def _strip_comments(sql: str) -> str:
+def strip_comments(sql: str) -> str:
+    """The SQL without its `--` comments: a model's header lines name tables and words that
+    must not count as what it reads."""
     return re.sub(r"--[^\n]*", "", sql)
 
 
 def source_tables(model: Model) -> set[str]:
     """The dataset's tables the model reads itself (`src_<table>`, comments aside): where
     the Spark engine runs it depends on them (pipeline.engines.spark.stats.placement)."""
-    return set(re.findall(r"\bsrc_(\w+)", _strip_comments(model.sql)))
+    return set(re.findall(r"\bsrc_(\w+)", strip_comments(model.sql)))
 
 
 def build_order(targets: list[str], models: dict[str, Model]) -> list[str]:

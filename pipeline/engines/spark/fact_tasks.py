@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from pipeline import storage
 from pipeline.dataset.tables import TABLES
-from pipeline.stats.runner import PYTHON_MODELS, Model, build_order, source_tables
+from pipeline.stats.runner import PYTHON_MODELS, Model, build_order, source_tables, strip_comments
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -82,7 +82,7 @@ def task_fact(name: str, models: dict[str, Model], given: set[str], aux: set[str
                 used_given.add(dep)
             else:
                 stack.append(dep)
-    texts = [re.sub(r"--[^\n]*", "", models[m].sql) for m in below]
+    texts = [strip_comments(models[m].sql) for m in below]
     if any(models[m].materialized != "view" for m in below - {name}) or any(_WINDOW.search(t) for t in texts):
         return None  # a table or a window below sees every row at once: not so over a share
     tables = {t for m in below for t in source_tables(models[m])}
