@@ -254,3 +254,33 @@ def test_costliest_text_names_the_yardsticks(simulated):
     assert "single-turn yardstick" in result.output and "winning-chance yardstick" in result.output
     out = CliRunner().invoke(app, ["stats", str(ds), "--section", "decisions-quality", "-f", "json"]).stdout
     assert json.loads(out)["tables"]["race_quality"][0]["yardstick"] == "winning chance (two players)"
+
+
+def test_text_shows_the_worst_rows_of_the_long_lists_and_says_how_many(simulated):
+    """The text cuts the two long lists to their worst TEXT_BLUNDERS rows, the same rows json
+    has first, and says how many there are in all; --all shows every row."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from pipeline.cli.main import app
+    from pipeline.cli.stats_cmd import TEXT_BLUNDERS
+
+    _, ds = simulated
+    args = ["stats", str(ds), "--section", "decisions-quality"]
+    listed = json.loads(CliRunner().invoke(app, [*args, "-f", "json"]).stdout)["tables"]
+    text = CliRunner().invoke(app, args).output
+    everything = CliRunner().invoke(app, [*args, "--all"]).output
+    assert "(--all, json and csv have them all)" not in everything
+    keys = {name: [(r["game_id"], r["seq"]) for r in listed[name]] for name in ("race_costliest", "blunders")}
+    shown_anywhere = {key for rows in keys.values() for key in rows[:TEXT_BLUNDERS]}
+    for name, note in (("race_costliest", "the costliest {} of {:,} ("), ("blunders", "the worst {} of {:,} blunders")):
+        rows = listed[name]
+        assert len(rows) > TEXT_BLUNDERS  # cut below
+        assert note.format(TEXT_BLUNDERS, len(rows)) in text
+        shown = keys[name][:TEXT_BLUNDERS]
+        below = set(keys[name][TEXT_BLUNDERS:]) - shown_anywhere  # (a choice can be in both lists)
+        printed = lambda out, game, seq: re.search(rf"{re.escape(game)}\s+{seq}\b", out)  # noqa: E731
+        assert below and all(printed(text, *key) for key in shown)
+        assert not any(printed(text, *key) for key in below)
+        assert all(printed(everything, *key) for key in below)

@@ -501,8 +501,13 @@ def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str
     it is wider, never a number cut; long tables are cut only where the caption says so."""
     from pipeline.cli.text import fitted_tables, plural
 
-    rows = table.to_pylist()
     notes: list[str] = []
+    # the long lists (worst first): only the rows shown are made into Python (there can be 100,000s)
+    if name in ("race_costliest", "blunders") and table.num_rows > TEXT_BLUNDERS and not all_rows:
+        what = "the costliest {} of {:,}" if name == "race_costliest" else "the worst {} of {:,} blunders"
+        notes.append(what.format(TEXT_BLUNDERS, table.num_rows) + " (--all, json and csv have them all)")
+        table = table.slice(0, TEXT_BLUNDERS)
+    rows = table.to_pylist()
     if name == "decision_loss_by_state" and not all_rows:
         kept = [r for r in rows if r["scope"] != "player" or r["player"] == player]
         if len(kept) < len(rows):
@@ -521,12 +526,6 @@ def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str
                 "--player NAME for one, --all for every row (json and csv have them all)"
             )
             rows = kept
-    if name == "race_costliest" and len(rows) > TEXT_BLUNDERS and not all_rows:
-        notes.append(f"the costliest {TEXT_BLUNDERS} of {len(rows):,} (--all, json and csv have them all)")
-        rows = rows[:TEXT_BLUNDERS]
-    if name == "blunders" and len(rows) > TEXT_BLUNDERS and not all_rows:
-        notes.append(f"the worst {TEXT_BLUNDERS} of {len(rows):,} blunders (--all, json and csv have them all)")
-        rows = rows[:TEXT_BLUNDERS]
     if name == "player_summary":
         notes += _wins_note(rows)
     columns = TEXT_COLUMNS[name]
