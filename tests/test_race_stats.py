@@ -272,6 +272,10 @@ def test_text_shows_the_worst_rows_of_the_long_lists_and_says_how_many(simulated
     text = CliRunner().invoke(app, args).output
     everything = CliRunner().invoke(app, [*args, "--all"]).output
     assert "(--all, json and csv have them all)" not in everything
+
+    def printed(out: str, game: str, seq: int) -> bool:  # a row: its game and seq side by side
+        return re.search(rf"{re.escape(game)}\s+{seq}\b", out) is not None
+
     keys = {name: [(r["game_id"], r["seq"]) for r in listed[name]] for name in ("race_costliest", "blunders")}
     shown_anywhere = {key for rows in keys.values() for key in rows[:TEXT_BLUNDERS]}
     for name, note in (("race_costliest", "the costliest {} of {:,} ("), ("blunders", "the worst {} of {:,} blunders")):
@@ -280,7 +284,6 @@ def test_text_shows_the_worst_rows_of_the_long_lists_and_says_how_many(simulated
         assert note.format(TEXT_BLUNDERS, len(rows)) in text
         shown = keys[name][:TEXT_BLUNDERS]
         below = set(keys[name][TEXT_BLUNDERS:]) - shown_anywhere  # (a choice can be in both lists)
-        printed = lambda out, game, seq: re.search(rf"{re.escape(game)}\s+{seq}\b", out)  # noqa: E731
         assert below and all(printed(text, *key) for key in shown)
         assert not any(printed(text, *key) for key in below)
         assert all(printed(everything, *key) for key in below)
