@@ -97,3 +97,71 @@ def test_a_compile_is_announced_on_stderr_and_the_bar(capsys):
         numba.njit(lambda x: x - 3)(4)
         numba.njit(lambda x: x - 4)(5)
     assert labels == [JUDGE_COMPILE] and capsys.readouterr().err.count("note: compiling the two-player judge") == 1
+
+
+def test_a_first_judging_compiles_in_a_child_and_this_process_only_loads(tmp_path):
+    """With numba's cache empty (an install not warmed), `compile_apart` compiles the judge in
+    a child process: afterwards the cache holds it, and making the judge here compiles
+    nothing (the compiler's memory went with the child). Run in a fresh interpreter, as
+    numba reads its cache directory once."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = """
+import json
+from numba.core import event
+from pipeline.rules import Ruleset
+from pipeline.solved import judge
+from pipeline.strategy import race
+
+class Seen(event.Listener):
+    def __init__(self): self.names = []
+    def on_start(self, e): self.names.append(getattr(e.data["dispatcher"], "__name__", None))
+    def on_end(self, e): pass
+
+before = race.judge_compiled()
+announced, loading = Seen(), Seen()
+with event.install_listener("numba:compile", announced):
+    judge.compile_apart()
+after = race.judge_compiled()
+with event.install_listener("numba:compile", loading):
+    made = judge.judge_for(Ruleset.builtin("standard").to_json())
+print(json.dumps({"before": before, "after": after, "announced": announced.names,
+                  "loading": loading.names, "judge": not isinstance(made, str)}))
+"""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), FARKLE_LOGS_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen == {"before": False, "after": True, "announced": [None], "loading": [], "judge": True}
+
+
+def test_with_the_judge_compiled_no_child_is_started(monkeypatch):
+    import subprocess
+
+    from pipeline.solved import judge
+    from pipeline.strategy import race
+
+    monkeypatch.setattr(race, "judge_compiled", lambda: True)
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("a child started with the judge compiled"))
+    listener = Compiles()
+    with event.install_listener("numba:compile", listener):
+        judge.compile_apart()
+    assert listener.seen == []
+
+
+def test_a_child_that_fails_leaves_the_compile_to_this_process(monkeypatch):
+    """The child's exit status is not checked: a child killed or failing costs the run
+    nothing, the judge then compiles in place as it did before."""
+    import subprocess
+
+    from pipeline.solved import judge
+    from pipeline.strategy import race
+
+    calls = []
+    monkeypatch.setattr(race, "judge_compiled", lambda: False)
+    monkeypatch.setattr(subprocess, "run", lambda args, **k: calls.append(args) or subprocess.CompletedProcess(args, 1))
+    judge.compile_apart()  # no exception
+    assert calls and calls[0][1:] == ["-m", "pipeline.solved.judge"]

@@ -72,6 +72,9 @@ class Model:
     # python models: "module:function" called in a thread with the rows of their first input
     # (a small one, read first), to load what the model will need while DuckDB computes the rest
     prepare: str | None = None
+    # python models: "module:function" called with nothing before any input is computed: work
+    # that must not run beside DuckDB's (a first run's compile, pipeline.solved.judge)
+    before_inputs: str | None = None
 
 
 # Models computed in Python: name -> (the models whose rows it reads, "module:function").
@@ -86,6 +89,7 @@ PYTHON_MODELS: dict[str, Model] = {
             ("int_race_rulesets", "int_race_judge_input", "int_race_turns"),
             "pipeline.solved.judge:judged_choices",
             "pipeline.solved.judge:preload",
+            "pipeline.solved.judge:compile_apart",
         ),
         # exact tests and Holm's correction over the counts (docs/stats.md)
         Model("bust_rate_tests", "", "python", ("fct_roll_counts",), "pipeline.stats.significance:bust_rate_tests"),
@@ -285,13 +289,14 @@ def build(con: duckdb.DuckDBPyConnection, names: list[str], models: dict[str, Mo
         if name in existing or name not in needed or (model.materialized == "query" and name in names):
             continue  # a report asked for is run, not stored
         if model.materialized == "python":
+            before_inputs(model)
             first, *rest = model.depends_on
             inputs = {first: con.sql(f"select * from {first}").to_arrow_table()}
             preparing = _prepare(model, inputs[first])
             inputs.update((dep, con.sql(f"select * from {dep}").to_arrow_table()) for dep in rest)
+            release_memory(con)  # before the wait: a first run's compile must not stack on DuckDB's cache
             if preparing is not None:
                 preparing.join()
-            release_memory(con)
             rows = python_function(model)(inputs)
             con.register(name, rows)
         else:
@@ -301,6 +306,12 @@ def build(con: duckdb.DuckDBPyConnection, names: list[str], models: dict[str, Mo
         if name in CACHED_MODELS:
             model_cache.store(model_cache.lookup(con, name, _texts(name, models))[0], rows)
         existing.add(name)
+
+
+def before_inputs(model: Model) -> None:
+    """A python model's `before_inputs`, if it has one (every engine calls it first)."""
+    if model.before_inputs is not None:
+        _imported(model.before_inputs)()
 
 
 def _prepare(model: Model, first_input: pa.Table) -> threading.Thread | None:

@@ -216,6 +216,20 @@ def kernel() -> dict:
     return namespace
 
 
+def judge_compiled() -> bool:
+    """Whether numba's cache holds the bulk judge's loop (`judge_choices`) for this machine,
+    so that judging will load it rather than compile it (the loops it calls are compiled
+    with it). A cache numba cannot be asked about counts as holding it: the caller then
+    compiles in place, as it would anyway. Reads numba's cache index (`_cache`, not a
+    public API: its absence or a change of shape is that case)."""
+    try:
+        dispatcher = kernel()["judge_choices"]
+        magic = dispatcher.targetctx.codegen().magic_tuple()
+        return any(key[1] == magic for key in dispatcher._cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001 - no numba, no cache, another numba: say "compiled"
+        return True
+
+
 # ---- the final turn ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FinalTurn:

@@ -46,6 +46,7 @@ from pipeline.stats.odds import exact_odds_table
 from pipeline.stats.runner import (
     MACROS,
     PYTHON_MODELS,
+    before_inputs,
     SQL_DIR,
     Model,
     build,
@@ -332,6 +333,7 @@ class SparkModels:
                     self._register(dep, self.spark_rows(dep))
                 continue
             if model.materialized == "python":
+                before_inputs(model)
                 inputs = {i: self.driver_rows(i) for i in model.depends_on}
                 self.duck.register(dep, python_function(model)(inputs))
             else:
