@@ -165,3 +165,11 @@ def test_a_child_that_fails_leaves_the_compile_to_this_process(monkeypatch):
     monkeypatch.setattr(subprocess, "run", lambda args, **k: calls.append(args) or subprocess.CompletedProcess(args, 1))
     judge.compile_apart()  # no exception
     assert calls and calls[0][1:] == ["-m", "pipeline.solved.judge"]
+
+    def hangs(args, **kwargs):
+        calls.append(kwargs["timeout"])
+        raise subprocess.TimeoutExpired(args, kwargs["timeout"])
+
+    monkeypatch.setattr(subprocess, "run", hangs)
+    judge.compile_apart()  # killed after its time: no exception either
+    assert calls[-1] == judge.CHILD_COMPILE_SECONDS

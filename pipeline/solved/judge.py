@@ -333,6 +333,11 @@ def _code_or_judge(found: "_Judge | str", messages: list) -> "_Judge | int":
     return messages.index(found)
 
 
+#: How long compile_apart's child may take (it compiles in 15 to 45 s on two cores) before
+#: it is killed and the judge compiles in this process instead.
+CHILD_COMPILE_SECONDS = 600
+
+
 def compile_apart() -> None:
     """On the first judging after an install (numba's cache holds no judge: `farkle-logs
     warm` was not run), compile the judge in a child process, before DuckDB computes the
@@ -342,7 +347,7 @@ def compile_apart() -> None:
     with the judge compiled stays near 0.9 GiB. The child's memory goes with it, and
     nothing else runs meanwhile. It is said as a compile (numba's "numba:compile" event,
     which `pipeline.ingest.warm.first_compile` listens to): the wait has a name. If the
-    child fails, nothing is lost: the judge then compiles in place, as before."""
+    child fails or hangs, nothing is lost: the judge then compiles in place, as before."""
     if race_model.judge_compiled():
         return
     import subprocess
@@ -351,13 +356,17 @@ def compile_apart() -> None:
     from numba.core import event
 
     with event.trigger_event("numba:compile", data={"dispatcher": None, "args": (), "return_type": None}):
-        subprocess.run(
-            [sys.executable, "-m", "pipeline.solved.judge"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
+        try:
+            subprocess.run(
+                [sys.executable, "-m", "pipeline.solved.judge"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=False,
+                timeout=CHILD_COMPILE_SECONDS,
+            )
+        except (OSError, subprocess.SubprocessError):  # could not start, or hung: killed, compiled here
+            pass
 
 
 def preload(rulesets: pa.Table) -> None:
