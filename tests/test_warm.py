@@ -161,8 +161,13 @@ def test_a_child_that_fails_leaves_the_compile_to_this_process(monkeypatch):
     from pipeline.strategy import race
 
     calls = []
+
+    def fails(args, **kwargs):
+        calls.append(args)
+        return subprocess.CompletedProcess(args, 1)
+
     monkeypatch.setattr(race, "judge_compiled", lambda: False)
-    monkeypatch.setattr(subprocess, "run", lambda args, **k: calls.append(args) or subprocess.CompletedProcess(args, 1))
+    monkeypatch.setattr(subprocess, "run", fails)
     judge.compile_apart()  # no exception
     assert calls and calls[0][1:] == ["-m", "pipeline.solved.judge"]
 
