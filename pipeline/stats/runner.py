@@ -294,7 +294,7 @@ def build(con: duckdb.DuckDBPyConnection, names: list[str], models: dict[str, Mo
             inputs = {first: con.sql(f"select * from {first}").to_arrow_table()}
             preparing = _prepare(model, inputs[first])
             inputs.update((dep, con.sql(f"select * from {dep}").to_arrow_table()) for dep in rest)
-            release_memory(con)  # before the wait: a first run's compile must not stack on DuckDB's cache
+            release_memory(con)  # before the wait: the preparation (and an in-place compile) not stacked on it
             if preparing is not None:
                 preparing.join()
             rows = python_function(model)(inputs)
