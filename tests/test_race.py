@@ -81,6 +81,46 @@ def test_the_judges_roll_values_are_the_solvers_to_the_last_bit(spec):
             assert np.array_equal(stored[starts[i] : starts[i + 1]], roll[:top, 1:].astype(np.float32)), (a, b)
 
 
+@pytest.mark.parametrize(
+    "spec",
+    [SMALL, {"base": "standard", "opening": 0, "min_bank": 200, "single_five": 100, "target": 500}],
+    ids=["standard-1000", "no-opening-min-bank-200-grid-100"],
+)
+def test_final_turn_rolling_read_off_its_tables_is_the_sum_over_outcomes_to_the_last_bit(spec):
+    """The judge values rolling in the final turn by `final_roll` (a lookup in y or z) instead
+    of summing the roll's outcomes: the two must agree exactly at every state the tables
+    cover, and the lookup must decline (-1) only where they do not."""
+    rules = Ruleset.from_value(spec)
+    m, ft = race.race_moves(rules), race.final_turn(rules)
+    kernel = race.kernel()
+    sure = kernel["sure_rolls"](m.roll_lo, m.r_prob, m.opt_lo)
+    rng = random.Random(7)
+    states = set()
+    for o in (0, 1):  # the edges (level with the lead, at the level that wins, the cap), and a sample
+        for d in {0, 1, 2, ft.d_cap - 1, ft.d_cap, ft.d_cap + 1, *rng.sample(range(3, ft.d_cap - 1), 8)}:
+            win = int(ft.win_level[o, min(d, ft.d_cap)])
+            for p in {0, d - 1, d, d + 1, win - 1, win, win + 1, rng.randrange(d + m.max_dv + 3)}:
+                states.update((o, d, p, n) for n in range(1, 7) if p >= 0)
+    read = declined = 0
+    for o, d, p, n in sorted(states):
+        summed = 0.0
+        for k in range(m.roll_lo[n], m.roll_lo[n + 1]):
+            top = 0.0
+            for opt in range(m.opt_lo[k], m.opt_lo[k + 1]):
+                v = kernel["final_value"](o, d, p + m.o_dv[opt], m.o_next[opt], ft.y, ft.z, ft.win_level, ft.tie_ok,
+                                          ft.d_cap)  # fmt: skip
+                top = max(top, v)
+            summed += m.r_prob[k] * top
+        looked = kernel["final_roll"](o, d, p, n, ft.y, ft.z, ft.win_level, ft.tie_ok, ft.d_cap, sure)
+        if looked == -1.0:
+            declined += 1
+            assert d < ft.d_cap and ft.tie_ok[o, d] and p == d, (o, d, p, n)
+        else:
+            read += 1
+            assert looked == summed, (o, d, p, n)
+    assert read > declined > 0
+
+
 def test_more_points_can_hurt_so_no_keep_is_pruned():
     """At target 300 (opening 500) a total reaching the target hands the other player a final
     turn with a fair chance: a player at 50 with 150 in the turn and 3 dice is better off

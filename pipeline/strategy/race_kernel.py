@@ -374,6 +374,45 @@ def final_value(o, d, p, n, y, z, win_level, tie_ok, d_cap):
     return y[w - p, n]
 
 
+def sure_rolls(roll_lo, r_prob, opt_lo):
+    """sure[n]: rolling n dice in the final turn when every keep wins, summed as the judge
+    sums any roll (outcome by outcome, the best keep worth 1, a farkle 0): not 1 - farkle[n]
+    computed otherwise, so that `final_roll` gives the judge's loop's value to the last bit."""
+    sure = np.zeros(7)
+    for n in range(1, 7):
+        for k in range(roll_lo[n], roll_lo[n + 1]):
+            top_v = 0.0
+            for o in range(opt_lo[k], opt_lo[k + 1]):
+                if 1.0 > top_v:
+                    top_v = 1.0
+            sure[n] += r_prob[k] * top_v
+    return sure
+
+
+def final_roll(o, d, p, n, y, z, win_level, tie_ok, d_cap, sure):
+    """Rolling n dice with p levels in the final turn, behind by d: the sum over the roll's
+    outcomes of the best keep's `final_value` is the recurrence that defines y (and z when
+    a tie may be banked) at the levels still needed, so it is read off them (the same sums
+    in the same order: the same value to the last bit). `sure[n]` is the same sum when
+    every keep wins. -1.0 where the tables do not say (level with the lead and a tie
+    bankable, or further than they reach): the caller sums the outcomes itself."""
+    if d >= d_cap:
+        return 0.0  # every keep's chance is 0: the sum is 0
+    if tie_ok[o, d]:
+        r = d - p
+        if r < 0:
+            return sure[n]
+        if r == 0 or r >= z.shape[0]:
+            return -1.0
+        return z[r, n]
+    r = win_level[o, d] - p
+    if r <= 0:
+        return sure[n]
+    if r >= y.shape[0]:
+        return -1.0
+    return y[r, n]
+
+
 def final_bank(o, d, p, bank_ok):
     """Banking p levels in the final turn: above the leader wins, level ties, below loses."""
     if p <= 0 or not bank_ok[o, p if p < bank_ok.shape[1] else bank_ok.shape[1] - 1]:
@@ -480,6 +519,7 @@ def judge_choices(rid_col, rid, mover, other, points, dice, roll_key, kept_key, 
     dice key). A bank-or-roll at points[c] with dice[c] to roll is worth banking's or
     rolling's chance (out_best_key 1 when rolling is better, else 0). Values come from every
     pair's stored roll values (`fill_turn_rolls`), final turns from the final tables."""
+    sure = sure_rolls(roll_lo, r_prob, opt_lo)
     for c in prange(len(rid_col)):
         if rid_col[c] != rid:
             continue
@@ -526,16 +566,18 @@ def judge_choices(rid_col, rid, mover, other, points, dice, roll_key, kept_key, 
             n = dice[c]
             if final:
                 bank = final_bank(1 if a > 0 else 0, b - a, p, bank_ok)
-                rv = 0.0
-                for k in range(roll_lo[n], roll_lo[n + 1]):
-                    top_v = 0.0
-                    for o in range(opt_lo[k], opt_lo[k + 1]):
-                        v = final_value(
-                            1 if a > 0 else 0, b - a, p + o_dv[o], o_next[o], y, zt, win_level, tie_ok, d_cap
-                        )
-                        if v > top_v:
-                            top_v = v
-                    rv += r_prob[k] * top_v
+                rv = final_roll(1 if a > 0 else 0, b - a, p, n, y, zt, win_level, tie_ok, d_cap, sure)
+                if rv < 0.0:  # beyond the tables: the outcomes summed here
+                    rv = 0.0
+                    for k in range(roll_lo[n], roll_lo[n + 1]):
+                        top_v = 0.0
+                        for o in range(opt_lo[k], opt_lo[k + 1]):
+                            v = final_value(
+                                1 if a > 0 else 0, b - a, p + o_dv[o], o_next[o], y, zt, win_level, tie_ok, d_cap
+                            )
+                            if v > top_v:
+                                top_v = v
+                        rv += r_prob[k] * top_v
             else:
                 bank, bs = bank_value(
                     a, b, p, z, n_levels, w, catch_up, d_cap, bank_ok[1 if a > 0 else 0], 1 if b > 0 else 0
@@ -569,6 +611,8 @@ KERNEL_FUNCTIONS = (
     "start_value",
     "solve_pair",
     "final_value",
+    "sure_rolls",
+    "final_roll",
     "final_bank",
     "turn_rolls",
     "table_value",
