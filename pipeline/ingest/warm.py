@@ -66,23 +66,39 @@ def first_compile(callback: Callable[[], None] | None) -> Iterator[list[bool]]:
     """Within the block, `callback` is called once if numba compiles anything (numba
     triggers its "numba:compile" event only when its cache had no machine code for a call);
     the list it yields holds True once that happened. Any compiled code counts: the two-player
-    judge's too, which `stats`, `report` and `audit --coach` run."""
+    judge's too, which `stats`, `report` and `audit --coach` run. The listener is installed
+    when numba is imported (`pipeline.rules.jit.when_imported`), so that a block which never
+    loads compiled code never imports numba, and one that loads it in a thread imports it
+    there, beside DuckDB's work, rather than before it."""
+    from pipeline.rules import jit as jit_module
+
     seen: list[bool] = []
+    installed: list[tuple] = []
+
+    def install() -> None:
+        try:
+            from numba.core import event
+        except ImportError:  # pragma: no cover - numba is a dependency; without it nothing compiles
+            return
+
+        class FirstCompile(event.Listener):
+            def on_start(self, _event) -> None:
+                if not seen:
+                    seen.append(True)
+                    if callback is not None:
+                        callback()
+
+            def on_end(self, _event) -> None:
+                pass
+
+        listener = FirstCompile()
+        event.register("numba:compile", listener)
+        installed.append((event, listener))
+
+    jit_module.when_imported(install)
     try:
-        from numba.core import event
-    except ImportError:  # pragma: no cover - numba is a dependency; without it nothing compiles
         yield seen
-        return
-
-    class FirstCompile(event.Listener):
-        def on_start(self, _event) -> None:
-            if not seen:
-                seen.append(True)
-                if callback is not None:
-                    callback()
-
-        def on_end(self, _event) -> None:
-            pass
-
-    with event.install_listener("numba:compile", FirstCompile()):
-        yield seen
+    finally:
+        jit_module.forget(install)
+        for event, listener in installed:
+            event.unregister("numba:compile", listener)

@@ -12,9 +12,15 @@ A loop that did use BLAS would fail to compile with numba's "scipy 0.16+ is requ
 from __future__ import annotations
 
 import sys
+import threading
 from types import ModuleType
+from typing import Callable
 
 _PROBED = "scipy.linalg.cython_blas"
+# Called once numba is imported (`when_imported`): a listener of numba's events installed
+# only by a run that loads numba, and by the thread that loads it.
+_HOOKS: list[Callable[[], None]] = []
+_HOOKS_LOCK = threading.Lock()
 
 
 def import_numba() -> ModuleType:
@@ -28,4 +34,27 @@ def import_numba() -> ModuleType:
                 del sys.modules[_PROBED]
     import numba
 
+    with _HOOKS_LOCK:
+        hooks, _HOOKS[:] = list(_HOOKS), []
+    for hook in hooks:
+        hook()
     return numba
+
+
+def when_imported(hook: Callable[[], None]) -> None:
+    """Call `hook` once numba is imported: now if it is, else when `import_numba` first
+    imports it. Importing numba costs about a quarter of a second, which a command whose
+    compiled loops load in a background thread (the two-player judge) would otherwise pay
+    up front, before any of its work, only to listen for a compile."""
+    with _HOOKS_LOCK:
+        if "numba" not in sys.modules:
+            _HOOKS.append(hook)
+            return
+    hook()
+
+
+def forget(hook: Callable[[], None]) -> None:
+    """A hook of `when_imported` not called yet is no longer wanted."""
+    with _HOOKS_LOCK:
+        if hook in _HOOKS:
+            _HOOKS.remove(hook)

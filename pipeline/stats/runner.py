@@ -72,8 +72,9 @@ class Model:
     # python models: "module:function" called in a thread with the rows of their first input
     # (a small one, read first), to load what the model will need while DuckDB computes the rest
     prepare: str | None = None
-    # python models: "module:function" called with nothing before any input is computed: work
-    # that must not run beside DuckDB's (a first run's compile, pipeline.solved.judge)
+    # python models: "module:function" called with nothing before `prepare` (in its thread,
+    # beside DuckDB's computing of the other inputs): work `prepare` must find done (a first
+    # run's compile, in a child process: pipeline.solved.judge.compile_apart)
     before_inputs: str | None = None
 
 
@@ -289,10 +290,9 @@ def build(con: duckdb.DuckDBPyConnection, names: list[str], models: dict[str, Mo
         if name in existing or name not in needed or (model.materialized == "query" and name in names):
             continue  # a report asked for is run, not stored
         if model.materialized == "python":
-            before_inputs(model)
             first, *rest = model.depends_on
             inputs = {first: con.sql(f"select * from {first}").to_arrow_table()}
-            preparing = _prepare(model, inputs[first])
+            preparing = _prepare(model, inputs[first])  # before_inputs, then prepare, in a thread
             inputs.update((dep, con.sql(f"select * from {dep}").to_arrow_table()) for dep in rest)
             release_memory(con)  # before the wait: the preparation (and an in-place compile) not stacked on it
             if preparing is not None:
@@ -315,16 +315,20 @@ def before_inputs(model: Model) -> None:
 
 
 def _prepare(model: Model, first_input: pa.Table) -> threading.Thread | None:
-    """Start the model's `prepare` on its first input's rows in a thread: DuckDB releases the
-    interpreter while it computes the other inputs, so the two run side by side on two cores.
-    A failure there is left for the model itself to meet and report."""
-    if model.prepare is None:
+    """Start the model's `before_inputs`, then its `prepare` on its first input's rows, in a
+    thread: DuckDB releases the interpreter while it computes the other inputs, so the two
+    run side by side on two cores (for the judge: numba imported and its loops loaded, a
+    third of a second that no longer comes before DuckDB's work). The model's function waits
+    for the thread. A failure there is left for the model itself to meet and report."""
+    if model.prepare is None and model.before_inputs is None:
         return None
-    function = _imported(model.prepare)
+    function = _imported(model.prepare) if model.prepare is not None else None
 
     def run() -> None:
         try:
-            function(first_input)
+            before_inputs(model)
+            if function is not None:
+                function(first_input)
         except Exception:  # noqa: BLE001 - the model runs again and says what went wrong
             pass
 
