@@ -43,9 +43,9 @@ def import_numba() -> ModuleType:
 
 def when_imported(hook: Callable[[], None]) -> None:
     """Call `hook` once numba is imported: now if it is, else when `import_numba` first
-    imports it. Importing numba costs about a quarter of a second, which a command whose
-    compiled loops load in a background thread (the two-player judge) would otherwise pay
-    up front, before any of its work, only to listen for a compile."""
+    imports it. Importing numba is slow (docs/performance.md), and a command whose compiled
+    loops load in a background thread (the two-player judge) would otherwise pay for it up
+    front, before any of its work, only to listen for a compile."""
     with _HOOKS_LOCK:
         if "numba" not in sys.modules:
             _HOOKS.append(hook)

@@ -317,8 +317,8 @@ def before_inputs(model: Model) -> None:
 def _prepare(model: Model, first_input: pa.Table) -> threading.Thread | None:
     """Start the model's `before_inputs`, then its `prepare` on its first input's rows, in a
     thread: DuckDB releases the interpreter while it computes the other inputs, so the two
-    run side by side on two cores (for the judge: numba imported and its loops loaded, a
-    third of a second that no longer comes before DuckDB's work). The model's function waits
+    run side by side on two cores (for the judge: numba imported and its loops loaded, which
+    then no longer come before DuckDB's work). The model's function waits
     for the thread. A failure there is left for the model itself to meet and report."""
     if model.prepare is None and model.before_inputs is None:
         return None
