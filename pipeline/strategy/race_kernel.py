@@ -381,10 +381,7 @@ def sure_rolls(roll_lo, r_prob, opt_lo):
     sure = np.zeros(7)
     for n in range(1, 7):
         for k in range(roll_lo[n], roll_lo[n + 1]):
-            top_v = 0.0
-            for o in range(opt_lo[k], opt_lo[k + 1]):
-                if 1.0 > top_v:
-                    top_v = 1.0
+            top_v = 1.0 if opt_lo[k + 1] > opt_lo[k] else 0.0  # some keep scores: it wins
             sure[n] += r_prob[k] * top_v
     return sure
 
