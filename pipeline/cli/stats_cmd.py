@@ -401,7 +401,7 @@ JSON_ROWS_PER_CHUNK = 10_000
 # msgspec's speed with the rows made in Python), which pays for importing polars (~0.4 s):
 # decisions-quality's lists of a 3 M-event dataset hold ~280 k rows (docs/performance.md).
 POLARS_JSON_ROWS = 50_000
-POLARS_ROWS_PER_CHUNK = 100_000
+POLARS_ROWS_PER_CHUNK = 25_000
 
 
 def _write_json(head: dict[str, object], tables: dict[str, pa.Table]) -> None:
@@ -455,13 +455,28 @@ def _polars_encodes(table: pa.Table) -> bool:
 
 
 def _polars_rows(table: pa.Table) -> Iterator[str]:
-    """`_msgspec_rows` by polars' JSON writer (NaN and infinities as null, as msgspec)."""
+    """`_msgspec_rows` by polars' JSON writer (NaN and infinities as null, as msgspec). polars
+    lets go of the interpreter while it encodes, so two chunks are encoded at once, one
+    ahead of the one being written (at most two chunks' text held)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import polars as pl
 
-    for start in range(0, table.num_rows, POLARS_ROWS_PER_CHUNK):
-        text = pl.DataFrame(table.slice(start, POLARS_ROWS_PER_CHUNK)).write_json()
-        if len(text) > 2:
-            yield text[1:-1]
+    def encoded(start: int) -> str:
+        return pl.DataFrame(table.slice(start, POLARS_ROWS_PER_CHUNK)).write_json()[1:-1]
+
+    starts = range(0, table.num_rows, POLARS_ROWS_PER_CHUNK)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pending = [pool.submit(encoded, start) for start in starts[:2]]
+        for start in starts[2:]:
+            text = pending.pop(0).result()
+            pending.append(pool.submit(encoded, start))
+            if text:
+                yield text
+        for future in pending:
+            text = future.result()
+            if text:
+                yield text
 
 
 def write_csv(table: pa.Table, exact: bool = False) -> None:
