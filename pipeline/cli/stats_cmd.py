@@ -456,8 +456,8 @@ def _polars_encodes(table: pa.Table) -> bool:
 
 def _polars_rows(table: pa.Table) -> Iterator[str]:
     """`_msgspec_rows` by polars' JSON writer (NaN and infinities as null, as msgspec). polars
-    lets go of the interpreter while it encodes, so two chunks are encoded at once, one
-    ahead of the one being written (at most two chunks' text held)."""
+    lets go of the interpreter while it encodes, so the next two chunks are encoded while
+    one is written (at most three chunks' text held)."""
     from concurrent.futures import ThreadPoolExecutor
 
     import polars as pl
