@@ -458,25 +458,22 @@ def _polars_rows(table: pa.Table) -> Iterator[str]:
     """`_msgspec_rows` by polars' JSON writer (NaN and infinities as null, as msgspec). polars
     lets go of the interpreter while it encodes, so the next two chunks are encoded while
     one is written (at most three chunks' text held)."""
+    from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
     import polars as pl
 
-    def encoded(start: int) -> str:
+    def encoded(start: int) -> str:  # a chunk is never empty: its rows without the brackets
         return pl.DataFrame(table.slice(start, POLARS_ROWS_PER_CHUNK)).write_json()[1:-1]
 
     starts = range(0, table.num_rows, POLARS_ROWS_PER_CHUNK)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        pending = [pool.submit(encoded, start) for start in starts[:2]]
+        pending = deque(pool.submit(encoded, start) for start in starts[:2])
         for start in starts[2:]:
-            text = pending.pop(0).result()
             pending.append(pool.submit(encoded, start))
-            if text:
-                yield text
-        for future in pending:
-            text = future.result()
-            if text:
-                yield text
+            yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def write_csv(table: pa.Table, exact: bool = False) -> None:
