@@ -1,15 +1,15 @@
 -- Report: every judged choice that gave up more than f_blunder_threshold expected points
 -- (150 by default) against the exact single-turn policy (farkle penalties and the race to the
 -- target are outside it): where (game_id, seq), the state, what was done and what was best.
--- Worst first. The rows are the ones fct_decision_quality kept aside in blunder_rows.
+-- Worst first. The rows are the ones fct_decision_quality kept aside in blunder_rows
+-- (int_blunder_rows).
+--   f_list_rows  null: every row; else only the rows that can be among the worst
+--                f_list_rows (those tied at the edge too), so that a caller showing the
+--                worst few (the text output) has only those worded; it cuts the rest
 with blunders as (
-    select
-        counts.player,
-        counts.kind,
-        counts.dice,
-        unnest(counts.blunder_rows) as b
-    from fct_decision_quality as counts
-    where counts.blunders > 0
+    select * from int_blunder_rows
+    qualify getvariable('f_list_rows') is null
+        or rank() over (order by b.loss desc) <= getvariable('f_list_rows')
 ),
 
 games as (

@@ -3,9 +3,13 @@
 -- seq), the state (both banked totals at the turn's start, the turn points, the dice), what
 -- was done and what was best, the chance before (under best play: chance_best) and after the
 -- choice made, and the loss. `line` says it in words.
+--   f_list_rows  null: every row; else only the rows that can be among the worst
+--                f_list_rows (those tied at the edge too), so that a caller showing the
+--                worst few (the text output) has only those worded; it cuts the rest
 with choices as (
-    select * from fct_race_choices
-    where race_judged and loss_pp > getvariable('f_race_mistake_pp')
+    select * from int_race_costly_choices
+    qualify getvariable('f_list_rows') is null
+        or rank() over (order by loss_pp desc) <= getvariable('f_list_rows')
 ),
 
 games as (

@@ -287,3 +287,25 @@ def test_text_shows_the_worst_rows_of_the_long_lists_and_says_how_many(simulated
         assert below and all(printed(text, *key) for key in shown)
         assert not any(printed(text, *key) for key in below)
         assert all(printed(everything, *key) for key in below)
+
+
+def test_cut_long_lists_are_the_whole_lists_first_rows_even_at_a_tie(simulated):
+    """compute(list_rows=N) words only the rows that can be among the worst N: what it gives
+    must be exactly the whole list's first N rows (its order: loss, then game and seq), with
+    the whole list's length alongside, also where the N-th row's loss ties with the next."""
+    from pipeline.stats import LONG_LISTS, ROWS_TOTAL
+
+    _, ds = simulated
+    sections = ["decisions-quality"]
+    whole = compute(ds, sections=sections)
+    ties = 0
+    for name in LONG_LISTS:
+        rows = whole[name]
+        loss = rows.column("loss_pp" if name == "race_costliest" else "loss").to_pylist()
+        edges = [n for n in range(1, len(loss)) if loss[n - 1] == loss[n]]  # cut inside a tie
+        ties += bool(edges)
+        for n in [*edges[:3], 1, len(loss) - 1, len(loss), len(loss) + 5]:
+            cut = compute(ds, sections=sections, list_rows=n)[name]
+            assert cut.to_pylist() == rows.slice(0, n).to_pylist(), (name, n)
+            assert int(cut.schema.metadata[ROWS_TOTAL]) == rows.num_rows
+    assert ties  # the fixture has equal losses at some edge: ties are exercised

@@ -263,7 +263,7 @@ def stats(
     from pipeline.cli import league_render
     from pipeline.stats import ALL_SECTIONS as SECTIONS
     from pipeline.stats import ALL_TABLE_NAMES as TABLE_NAMES
-    from pipeline.stats import DEFAULT_SECTIONS, LEFT_OUT_TABLE, League
+    from pipeline.stats import DEFAULT_SECTIONS, LEFT_OUT_TABLE, LONG_LISTS, League
     from pipeline.strategy.solver import MODEL_NOTE, refusals
 
     section = _section_items(section or [], SECTIONS, TABLE_NAMES)
@@ -279,6 +279,9 @@ def stats(
     check_engine(engine, spark_master)
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, filters, rules)
+    named = set(section or [])
+    # text shows the long lists' worst rows (unless asked for all): only those are worded
+    cut = format is StatsFormat.text and not (all_rows or len(filters.players) > 1 or named & set(LONG_LISTS))
     try:
         # rulesets past the solver's budget: their choices are not judged
         with refusals() as unsolved, progress_bar("opening the dataset") as advance, judging(advance):
@@ -290,6 +293,7 @@ def stats(
                 blunder_threshold=blunder_threshold,
                 league=league,
                 progress=live(advance),
+                list_rows=TEXT_BLUNDERS if cut else None,
             )
     except Exception as exc:  # a damaged Parquet file (exit 2, the way out) or a bug (re-raised)
         dataset_failure(ds, exc)
@@ -313,7 +317,6 @@ def stats(
     elif format is StatsFormat.csv:
         write_csv(next(iter(tables.values())), exact=exact_csv)
     else:
-        named = set(section or [])
         for name, table in tables.items():
             if name in league_render.TITLES:
                 league_render.print_table(
@@ -512,12 +515,15 @@ def _print_text_table(name: str, table: pa.Table, *, all_rows: bool, player: str
     """One stats table as text that fits the terminal: split into parts side by side if
     it is wider, never a number cut; long tables are cut only where the caption says so."""
     from pipeline.cli.text import fitted_tables, plural
+    from pipeline.stats import LONG_LISTS, ROWS_TOTAL
 
     notes: list[str] = []
-    # the long lists (worst first): only the rows shown are made into Python (there can be 100,000s)
-    if name in ("race_costliest", "blunders") and table.num_rows > TEXT_BLUNDERS and not all_rows:
+    # the long lists (worst first): only the rows shown are made into Python (there can be
+    # 100,000s); the local engine gives them cut already, with the whole list's length
+    total = int((table.schema.metadata or {}).get(ROWS_TOTAL, table.num_rows))
+    if name in LONG_LISTS and total > TEXT_BLUNDERS and not all_rows:
         what = "the costliest {} of {:,}" if name == "race_costliest" else "the worst {} of {:,} blunders"
-        notes.append(what.format(TEXT_BLUNDERS, table.num_rows) + " (--all, json and csv have them all)")
+        notes.append(what.format(TEXT_BLUNDERS, total) + " (--all, json and csv have them all)")
         table = table.slice(0, TEXT_BLUNDERS)
     rows = table.to_pylist()
     if name == "decision_loss_by_state" and not all_rows:

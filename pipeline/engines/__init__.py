@@ -136,6 +136,7 @@ def stats(
         from pipeline.engines.spark.stats import compute as spark_compute
 
         options.pop("progress", None)
+        options.pop("list_rows", None)  # Spark gives the long lists whole: the text output cuts them
         with _spark(routing) as spark:
             return spark_compute(dataset, filters, list(sections), spark=spark, **options)
     from pipeline.stats import compute

@@ -54,6 +54,13 @@ LEAGUE_SECTIONS: dict[str, tuple[str, ...]] = {
     "trends": ("trends",),
 }
 ALL_SECTIONS: dict[str, tuple[str, ...]] = {**SECTIONS, **LEAGUE_SECTIONS}
+# The long lists (worst first: up to one row per choice) -> the model holding their rows
+# before the report words them. `compute(list_rows=N)` has the reports word only the rows
+# that can be among the worst N and counts the whole list in that model: wording every row
+# of the list costs about as much as the rest of a text run's reports.
+LONG_LISTS: dict[str, str] = {"race_costliest": "int_race_costly_choices", "blunders": "int_blunder_rows"}
+#: The metadata key of a cut long list's table: how many rows the whole list has.
+ROWS_TOTAL = b"rows_total"
 # Sections whose models read the policy tables (policy_values, policy_tail, keep_options):
 # trends shows each period's decision loss.
 POLICY_SECTIONS = ("decisions-quality", "trends")
@@ -151,10 +158,12 @@ def filter_variables(
     ruleset_texts: list[str],
     blunder_threshold: float,
     league: "League | None" = None,
+    list_rows: int | None = None,
 ) -> dict[str, object]:
     """The models' variables (f_players, f_rulesets, ...) for `filters`: bound by DuckDB's
     `set variable` here, and as literals by the Spark engine (pipeline.engines.spark).
-    f_player is the one --player when there is one (the report's own models read it)."""
+    f_player is the one --player when there is one (the report's own models read it);
+    f_list_rows, when set, has the long lists (LONG_LISTS) word only their worst rows."""
     league = league or League()
     return {
         "f_player": filters.player,
@@ -172,6 +181,7 @@ def filter_variables(
         "f_blunder_threshold": float(blunder_threshold),
         "f_race_mistake_pp": RACE_MISTAKE_PP,
         "f_race_blunder_pp": RACE_BLUNDER_PP,
+        "f_list_rows": list_rows,
     }
 
 
@@ -183,6 +193,7 @@ def session(
     with_policy: bool = False,
     blunder_threshold: float = DEFAULT_BLUNDER_THRESHOLD,
     league: League = League(),
+    list_rows: int | None = None,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A DuckDB connection ready to run any model of `sql/` (see `run`) under `filters`.
 
@@ -190,7 +201,7 @@ def session(
     building it costs the rules engine's enumeration for each ruleset in the dataset.
     with_policy=True registers policy_values, policy_tail and keep_options, which the
     decision-quality models read: each ruleset solved by pipeline.strategy the first time, then read from the stats cache (pipeline.stats.cache);
-    `blunder_threshold` is the DuckDB variable f_blunder_threshold.
+    `blunder_threshold` is the DuckDB variable f_blunder_threshold, `list_rows` f_list_rows.
     """
     ds = dataset if isinstance(dataset, Dataset) else open_dataset(dataset)
     if filters.since and filters.until and filters.since > filters.until:
@@ -198,7 +209,7 @@ def session(
     con = connect(ds)
     try:
         texts = [row[0] for row in con.execute("select distinct ruleset::varchar from src_games").fetchall()]
-        set_variables(con, filter_variables(filters, texts, blunder_threshold, league))
+        set_variables(con, filter_variables(filters, texts, blunder_threshold, league, list_rows))
         set_variables(con, {IDENTITY_VARIABLE: dataset_identity(ds)})  # the model cache's key
         if with_odds:
             con.register("exact_odds", exact_odds_table(texts))
@@ -236,12 +247,15 @@ def compute(
     blunder_threshold: float = DEFAULT_BLUNDER_THRESHOLD,
     league: League = League(),
     progress: Callable[..., None] | None = None,
+    list_rows: int | None = None,
 ) -> dict[str, pa.Table]:
     """The report tables of `sections` (DEFAULT_SECTIONS by default: all but the opt-in
     decisions-quality and league sections), keyed by table name (ALL_SECTIONS).
     `blunder_threshold`: expected points a choice must give up to count as a blunder;
     `league`: the standings' --min-games and the trends' period; `progress` is told the
-    tables as they are computed (pipeline.stats.runner.Steps)."""
+    tables as they are computed (pipeline.stats.runner.Steps). `list_rows`: the long lists
+    (LONG_LISTS) cut to their worst `list_rows` rows, each with the length of the whole
+    list in its metadata (ROWS_TOTAL); None: every row."""
     tables, with_odds, with_policy = plan_sections(sections)
     if progress is not None:
         progress(stage="opening the dataset" + (" and solving its rulesets" if with_policy else ""))
@@ -252,10 +266,21 @@ def compute(
         with_policy=with_policy,
         blunder_threshold=blunder_threshold,
         league=league,
+        list_rows=list_rows,
     ) as con:
         with steps(con, progress, len(tables), "computing") as step:
             out = {}
             for t in tables:
                 with step(f"computing {t.replace('_', ' ')}"):
                     out[t] = run(con, f"rpt_{t}")
+                    if list_rows is not None and t in LONG_LISTS:
+                        out[t] = cut_list(con, out[t], LONG_LISTS[t], list_rows)
             return out
+
+
+def cut_list(con: duckdb.DuckDBPyConnection, rows: pa.Table, source: str, list_rows: int) -> pa.Table:
+    """A long list's worst `list_rows` rows (the report gave those that can be, ties at the
+    edge included), with the number of rows of the whole list (its model `source`) in the
+    metadata under ROWS_TOTAL."""
+    (total,) = con.execute(f"select count(*) from {source}").fetchone() or (0,)
+    return rows.slice(0, list_rows).replace_schema_metadata({**(rows.schema.metadata or {}), ROWS_TOTAL: b"%d" % total})

@@ -34,6 +34,7 @@ VARIABLES = {
     "f_blunder_threshold": 150.0,
     "f_race_mistake_pp": 1.0,
     "f_race_blunder_pp": 4.0,
+    "f_list_rows": None,
 }
 
 
