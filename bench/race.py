@@ -3,7 +3,7 @@ checks at full size, in one run.
 
     .venv/bin/python bench/race.py                    # speed figures (the 2.9 M-event log simulated if missing)
     .venv/bin/python bench/race.py --solve            # also: solve standard from nothing (minutes)
-    .venv/bin/python bench/race.py --play 4000        # also: games at 10,000 (winprob v optimal, winprob v winprob)
+    .venv/bin/python bench/race.py --no-speed --play 20000   # games at 10,000 (winprob v optimal, winprob v winprob), ~5 min
 
 | figure | how | goal |
 |---|---|---|
@@ -16,7 +16,9 @@ checks at full size, in one run.
 
 Play: `--play N` games of standard per pairing, seats alternating; the winprob bot's share
 against the single-turn bot with a 95 % interval, and the first player's share between two
-winprob bots against the solver's figure. Everything is written to a temporary directory.
+winprob bots against the solver's figure. winprob's edge over the single-turn bot at 10,000 is
+about 1.3 percentage points: its interval clears one half only from about 10,000 games up.
+Everything is written to a temporary directory.
 """
 
 from __future__ import annotations
