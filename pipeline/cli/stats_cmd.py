@@ -280,8 +280,9 @@ def stats(
     ds = dataset_or_exit(dataset)
     filters_match_or_exit(ds, filters, rules)
     named = set(section or [])
+    several = len(filters.players) > 1  # text shows each of their rows, as --player gives one player's
     # text shows the long lists' worst rows (unless asked for all): only those are worded
-    cut = format is StatsFormat.text and not (all_rows or len(filters.players) > 1 or named & set(LONG_LISTS))
+    cut = format is StatsFormat.text and not (all_rows or several or named & set(LONG_LISTS))
     try:
         # rulesets past the solver's budget: their choices are not judged
         with refusals() as unsolved, progress_bar("opening the dataset") as advance, judging(advance):
@@ -331,7 +332,6 @@ def stats(
                 continue
             if name in RACE_TABLES and table.num_rows == 0:
                 continue  # no two-player game in scope: the single-turn tables say it all
-            several = len(filters.players) > 1  # each of their rows, as --player gives one player's
             _print_text_table(name, table, all_rows=all_rows or name in named or several, player=filters.player)
         if MODEL_TABLES & set(tables):
             stdout.line(

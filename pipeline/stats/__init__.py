@@ -56,8 +56,8 @@ LEAGUE_SECTIONS: dict[str, tuple[str, ...]] = {
 ALL_SECTIONS: dict[str, tuple[str, ...]] = {**SECTIONS, **LEAGUE_SECTIONS}
 # The long lists (worst first: up to one row per choice) -> the model holding their rows
 # before the report words them. `compute(list_rows=N)` has the reports word only the rows
-# that can be among the worst N and counts the whole list in that model: wording every row
-# of the list costs about as much as the rest of a text run's reports.
+# that can be among the worst N and counts the whole list in that model, for a caller that
+# shows N rows of lists that can hold hundreds of thousands.
 LONG_LISTS: dict[str, str] = {"race_costliest": "int_race_costly_choices", "blunders": "int_blunder_rows"}
 #: The metadata key of a cut long list's table: how many rows the whole list has.
 ROWS_TOTAL = b"rows_total"
@@ -274,13 +274,13 @@ def compute(
                 with step(f"computing {t.replace('_', ' ')}"):
                     out[t] = run(con, f"rpt_{t}")
                     if list_rows is not None and t in LONG_LISTS:
-                        out[t] = cut_list(con, out[t], LONG_LISTS[t], list_rows)
+                        out[t] = _cut_list(con, out[t], LONG_LISTS[t], list_rows)
             return out
 
 
-def cut_list(con: duckdb.DuckDBPyConnection, rows: pa.Table, source: str, list_rows: int) -> pa.Table:
+def _cut_list(con: duckdb.DuckDBPyConnection, rows: pa.Table, source: str, list_rows: int) -> pa.Table:
     """A long list's worst `list_rows` rows (the report gave those that can be, ties at the
     edge included), with the number of rows of the whole list (its model `source`) in the
     metadata under ROWS_TOTAL."""
-    (total,) = con.execute(f"select count(*) from {source}").fetchone() or (0,)
+    ((total,),) = con.execute(f"select count(*) from {source}").fetchall()
     return rows.slice(0, list_rows).replace_schema_metadata({**(rows.schema.metadata or {}), ROWS_TOTAL: b"%d" % total})
