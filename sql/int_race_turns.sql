@@ -2,8 +2,10 @@
 -- at its start, for the winning-chance yardstick (pipeline.strategy.race: a two-player model).
 --   mover_total  the mover's corrected total before the turn (after their previous turn, 0
 --                before their first)
---   other_total  the other player's corrected total after their last turn that ended before
---                this one started (0 before it); at or past the target: the mover's final turn
+--   other_total  the other player's corrected total after their last turn that had ended when
+--                this one started (0 before it): ended at a seq before its start, or at its
+--                start itself (a lost turn end, implied by the roll that starts this turn:
+--                log-format.md); at or past the target: the mover's final turn
 -- Games with any other number of players are not here: they keep the single-turn yardstick.
 with games as (
     select game_id, game_no, ruleset_id, ruleset from int_two_player_games
@@ -51,7 +53,7 @@ final as (
     from turns
     asof left join ended
         on turns.other_seat = ended.seat
-        and turns.start_seq > ended.end_seq
+        and turns.start_seq >= ended.end_seq
 )
 
 select * from final

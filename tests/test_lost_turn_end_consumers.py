@@ -152,3 +152,52 @@ def test_dispute_view_labels_the_implied_end_and_shows_the_finding_once(dataset)
     assert [(cls, seq) for cls, seq, _ in rows] == [("", "2"), ("error", "4"), ("", "7"), ("warning", "10")]
     assert "bank (implied: the bank line is missing)" in rows[0][2]
     assert "missing_turn_end" not in rows[0][2] and rows[1][2].count("missing_turn_end") == 1
+
+
+def race_lost_bank() -> Log:
+    """g4: g1 at a target of 2,000, so the two-player race is solved in a moment: bo's bank
+    of 150 is lost and om's six dice reveal it (the implied bank ends bo's turn at seq 4, the
+    seq om's turn starts at)."""
+    log = Log("g4", players=("bo", "om"), rules={"base": "standard", "opening": 0, "target": 2000})
+    log.roll("bo", [1, 5, 2, 3, 4, 4]).keep("bo", [1, 5], 150)  # seq 2, 3
+    log.roll("om", [1, 1, 1, 2, 3, 4]).keep("om", [1, 1, 1], 1000).bank("om", 1000, 1000)  # seq 4-6
+    log.roll("bo", [6, 6, 6, 2, 3, 4]).keep("bo", [6, 6, 6], 600).bank("bo", 600, 750)  # seq 7-9
+    return log.bust("om")  # seq 10, 11
+
+
+def test_winning_chance_sees_the_implied_bank_at_the_turn_it_starts(tmp_path, monkeypatch):
+    """om's first turn starts with the roll that reveals bo's lost bank: bo has banked 150
+    by then, so both yardsticks' two-player state is (om 0, bo 150), not (0, 0), in the
+    stats (fct_race_choices) and in the coach (audit --coach) alike."""
+    from pipeline.reader.parse import parse_line
+    from pipeline.solved import tables as race_tables
+    from pipeline.stats import run, session
+    from pipeline.strategy.judge import coach_game_turns
+    from pipeline.strategy.race import Race
+    from pipeline.strategy.race_coach import judge_race
+
+    monkeypatch.setenv("FARKLE_LOGS_CACHE_DIR", str(tmp_path / "cache"))
+    race_tables.race.cache_clear()
+    log = race_lost_bank()
+    path = tmp_path / "g4.jsonl"
+    path.write_text("\n".join(log.lines) + "\n", encoding="utf-8")
+    ingest([str(path)], tmp_path / "ds")
+    expected = {  # (player, seq, kind) -> (mover's total, other's total) at the turn's start
+        ("bo", 3, "keep"): (0, 0),
+        ("bo", 3, "action"): (0, 0),
+        ("om", 5, "keep"): (0, 150),
+        ("om", 5, "action"): (0, 150),
+        ("bo", 8, "keep"): (150, 1000),
+        ("bo", 8, "action"): (150, 1000),
+    }
+    with session(tmp_path / "ds", with_odds=False, with_policy=True) as con:
+        rows = run(con, "fct_race_choices").to_pylist()
+    stats = {(r["player"], r["seq"] + (1 if r["kind"] == "keep" else 0), r["kind"]): r for r in rows}
+    assert {k: (r["mover_total"], r["other_total"]) for k, r in stats.items() if k in expected} == expected
+    assert all(stats[k]["race_judged"] for k in expected)
+    items = [parse_line(raw.encode(), str(path), i) for i, raw in enumerate(log.lines, 1)]
+    result, _, judged, turns = coach_game_turns(items, "g4")
+    coach = judge_race(Race(race_tables.load(result.ruleset)), judged, turns, result.players)
+    by_seq = {(kind, seq): (j.mover_total, j.other_total) for (kind, seq), j in coach.items()}
+    assert by_seq[("keep", 4)] == by_seq[("action", 5)] == (0, 150)
+    race_tables.race.cache_clear()

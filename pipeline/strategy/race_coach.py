@@ -4,8 +4,9 @@ dispute view's winning-chance graph).
 The same judgement as the stats path (pipeline.solved.judge), one game at a time and
 in Python: the banked totals at each turn's start come from the replayed turns (the
 mover's corrected total after their previous turn; the other's after their last turn that
-ended before this one started), and a choice is judged when its single-turn judgement is
-(`judge.judge_game`) and its two-player state holds (two players, totals on the grid, the
+had ended when this one started, a lost end implied by this turn's first roll included),
+and a choice is judged when its single-turn judgement is (`judge.judge_game`) and its
+two-player state holds (two players, totals on the grid, the
 mover below the target, opened exactly when above 0).
 """
 
@@ -44,7 +45,7 @@ def turn_totals(turns: Sequence, players: Sequence[str]) -> dict[tuple[str, int]
     for t in ordered:
         mine = previous.get(t.player, 0)
         ended = [
-            u for u in ordered if u.player == other.get(t.player) and u.end_seq is not None and u.end_seq < t.start_seq
+            u for u in ordered if u.player == other.get(t.player) and u.end_seq is not None and u.end_seq <= t.start_seq
         ]
         theirs = max(ended, key=lambda u: u.end_seq).corrected_total if ended else 0
         out[(t.player, t.turn)] = (mine, theirs)
