@@ -6,8 +6,8 @@ in Python: the banked totals at each turn's start come from the replayed turns (
 mover's corrected total after their previous turn; the other's after their last turn that
 had ended when this one started, a lost end implied by this turn's first roll included),
 and a choice is judged when its single-turn judgement is (`judge.judge_game`) and its
-two-player state holds (two players, totals on the grid, the
-mover below the target, opened exactly when above 0).
+two-player state holds (two players, totals on the grid, the mover below the target, opened
+exactly when above 0).
 """
 
 from __future__ import annotations
