@@ -291,6 +291,8 @@ class RollRecord:
     points_before: int = 0  # corrected turn points before this roll (what the dice gave so far)
     opened: bool = False  # whether the player had opened (any bank replayed) before this turn
     kept_turn_points: int | None = None  # the keep's claimed running total, when logged so
+    start_total: int = 0  # the player's corrected banked total at the turn's start
+    other_start_total: int | None = None  # two players: the other's then; None otherwise
 
 
 @dataclass(slots=True)
@@ -310,6 +312,8 @@ class DecisionRecord:
     farkled: bool | None = None  # for a roll: whether that roll scored nothing
     ts: str | None = None
     turn_points_corrected: int = 0  # turn points so far by the dice, this keep included
+    start_total: int = 0  # as in RollRecord
+    other_start_total: int | None = None
 
 
 @dataclass(slots=True)

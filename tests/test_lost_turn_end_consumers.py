@@ -192,6 +192,10 @@ def test_winning_chance_sees_the_implied_bank_at_the_turn_it_starts(tmp_path, mo
     }
     with session(tmp_path / "ds", with_odds=False, with_policy=True) as con:
         rows = run(con, "fct_race_choices").to_pylist()
+        stored = con.execute(  # what the replay wrote as om's turn opened, the lost bank supplied
+            "select start_total, other_start_total from src_rolls where seq = 4"
+        ).fetchall()
+    assert stored == [(0, 150)]
     stats = {(r["player"], r["seq"] + (1 if r["kind"] == "keep" else 0), r["kind"]): r for r in rows}
     assert {k: (r["mover_total"], r["other_total"]) for k, r in stats.items() if k in expected} == expected
     assert all(stats[k]["race_judged"] for k in expected)

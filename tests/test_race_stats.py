@@ -309,3 +309,34 @@ def test_cut_long_lists_are_the_whole_lists_first_rows_even_at_a_tie(simulated):
             assert cut.to_pylist() == rows.slice(0, n).to_pylist(), (name, n)
             assert int(cut.schema.metadata[ROWS_TOTAL]) == rows.num_rows
     assert ties  # the fixture has equal losses at some edge: ties are exercised
+
+
+def test_stored_turn_start_totals_are_the_race_turns_totals(simulated):
+    """The replays write both corrected totals at each row's turn start into rolls and
+    decisions as the turn opens; in two-player games they are int_race_turns' totals (derived
+    from the turns table by a window and an as-of join), row for row, injected errors
+    included; other games have no other's total. The rolls' dice keys are the dice_key macro's."""
+    _, ds = simulated
+    with session(ds, with_odds=False, with_policy=True) as con:
+        run(con, "int_race_turns")
+        con.execute("create temp table race_turns as select * from int_race_turns")
+        for table in ("rolls", "decisions"):
+            rows = con.execute(
+                f"""
+                select g.two_player, t.game_no is not null as has_turn,
+                       r.start_total, r.other_start_total, t.mover_total, t.other_total
+                from src_{table} as r
+                inner join int_games_in_scope as g on r.game_id = g.game_id
+                left join race_turns as t on t.game_no = g.game_no and t.player = r.player and t.turn = r.turn
+                """
+            ).fetchall()
+            in_race = [r for r in rows if r[1]]
+            assert len(in_race) > 100 and any(r[3] for r in in_race)
+            assert all((r[2], r[3]) == (r[4], r[5]) for r in in_race), table
+            assert all(r[3] is None for r in rows if not r[0]), table
+        ((wrong_keys,),) = con.execute(
+            "select count(*) from src_rolls "
+            "where roll_key is distinct from dice_key(dice) or kept_key is distinct from dice_key(kept)"
+        ).fetchall()
+        ((keeps,),) = con.execute("select count(kept_key) from src_rolls").fetchall()
+    assert wrong_keys == 0 and keeps > 100

@@ -128,10 +128,24 @@ def turns_table(turns: Sequence[TurnRecord]) -> pa.Table:
 
 
 def rolls_table(rolls: Sequence[RollRecord]) -> pa.Table:
-    return _table(
-        tables.ROLLS,
-        {name: (timestamps(_col(rolls, "ts")) if name == "ts" else _col(rolls, name)) for name in tables.ROLLS.names},
-    )
+    from pipeline.replay.fast.scoring import dice_key_array
+
+    columns: dict[str, Any] = {}
+    for name in tables.ROLLS.names:
+        if name == "ts":
+            columns[name] = timestamps(_col(rolls, "ts"))
+        elif name in DICE_KEYS:  # from the lists, below
+            columns[name] = pa.nulls(len(rolls), pa.int64())
+        else:
+            columns[name] = _col(rolls, name)
+    table = _table(tables.ROLLS, columns)
+    for key, dice in DICE_KEYS.items():
+        table = table.set_column(tables.ROLLS.get_field_index(key), key, dice_key_array(table.column(dice)))
+    return table
+
+
+#: the rolls' dice key columns and the list each is the key of
+DICE_KEYS = {"roll_key": "dice", "kept_key": "kept"}
 
 
 def decisions_table(decisions: Sequence[DecisionRecord]) -> pa.Table:

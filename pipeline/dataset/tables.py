@@ -86,6 +86,12 @@ ROLLS = pa.schema(
         ("points_before", pa.int64()),
         ("opened", pa.bool_()),
         ("kept_turn_points", pa.int64()),  # the keep's claimed running total, when logged so
+        # both corrected banked totals at the turn's start: the mover's, and in a game of two
+        # players the other's (null otherwise): the winning-chance state (docs/dataset.md)
+        ("start_total", pa.int64()),
+        ("other_start_total", pa.int64()),
+        ("roll_key", pa.int64()),  # dice keys (pipeline.rules.play.dice_key) of the roll and the keep
+        ("kept_key", pa.int64()),
     ]
 )
 
@@ -104,6 +110,8 @@ DECISIONS = pa.schema(
         ("farkled", pa.bool_()),
         ("ts", TS),
         ("turn_points_corrected", pa.int64()),
+        ("start_total", pa.int64()),  # as in rolls
+        ("other_start_total", pa.int64()),
     ]
 )
 

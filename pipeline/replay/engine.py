@@ -460,6 +460,8 @@ class Replayer:
             ts=ev.ts,
             banked_before=g.claimed_total.get(player, 0),
             opened_before=g.opened.get(player, False),
+            start_total=g.corrected_total.get(player, 0),
+            other_start_total=_other_total(g, player),
         )
         g.turn = t
         return t
@@ -598,6 +600,8 @@ class Replayer:
                 ts=ev.ts,
                 points_before=t.corrected_sum,
                 opened=t.opened_before,
+                start_total=t.start_total,
+                other_start_total=t.other_start_total,
             )
         if self.trace:
             self._trace(t, ev, worth=table.best[key])
@@ -700,6 +704,8 @@ class Replayer:
                 "",
                 ts=ev.ts,
                 turn_points_corrected=t.corrected_sum,
+                start_total=t.start_total,
+                other_start_total=t.other_start_total,
             )
         if self.trace:
             self._trace(t, ev, claimed=claimed, worth=worth)
@@ -995,6 +1001,16 @@ class Replayer:
             events=g.events,
             ended=ended,
         )
+
+
+def _other_total(g: GameState, player: str) -> int | None:
+    """In a game of two players, the other's corrected banked total (the winning-chance
+    state's second total, as a turn of `player` opens); None in any other game, or for a
+    name that is not one of the two."""
+    if len(g.players) != 2 or player not in g.players:
+        return None
+    other = g.players[1] if g.players[0] == player else g.players[0]
+    return g.corrected_total.get(other, 0)
 
 
 def _reveals_lost_end(g: GameState, t: TurnState, ev: Event) -> bool:

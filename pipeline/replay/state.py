@@ -44,6 +44,10 @@ class TurnState:
     ts: str | None
     banked_before: int  # claimed total before the turn
     opened_before: bool
+    # both corrected banked totals as the turn opens (the winning-chance state): the
+    # player's, and in a game of two players the other's (None otherwise)
+    start_total: int = 0
+    other_start_total: int | None = None
     phase: str = NO_ROLL
     rolls: int = 0
     hot_dice: int = 0

@@ -22,7 +22,7 @@ from pipeline.model import Event
 from pipeline.replay.engine import Replayer
 from pipeline.replay.fast import kernel as K
 from pipeline.replay.fast.runner import EventColumns, FastReplay, RowBlocks
-from pipeline.replay.fast.scoring import dice_keys
+from pipeline.replay.fast.scoring import dice_key_array, dice_keys
 from pipeline.rules import Ruleset
 
 TYPE_NAMES = pa.array(sorted(K.TYPE_CODES, key=K.TYPE_CODES.__getitem__))
@@ -185,6 +185,7 @@ def _fast_tables(events: pa.Table, rows: RowBlocks, clean: np.ndarray) -> dict[s
     pos, keep = r[:, K.RO_POS], r[:, K.RO_KEEP_POS]
     no_keep = keep < 0
     dice = _take(col("dice"), pos)
+    kept = _take(col("dice"), np.where(no_keep, 0, keep), no_keep)
     out["rolls"] = (
         pa.Table.from_arrays(
             [
@@ -197,13 +198,17 @@ def _fast_tables(events: pa.Table, rows: RowBlocks, clean: np.ndarray) -> dict[s
                 pc.list_value_length(dice).cast(pa.int8()),
                 pa.array(r[:, K.RO_SCORED] != 0, pa.bool_()),
                 _ints(r[:, K.RO_BEST], pa.int64()),
-                _take(col("dice"), np.where(no_keep, 0, keep), no_keep),
+                kept,
                 _ints(r[:, K.RO_KEPT_CLAIMED], pa.int64(), no_keep),
                 _ints(r[:, K.RO_KEPT_VALUE], pa.int64(), no_keep),
                 _take(col("ts"), pos),
                 _ints(r[:, K.RO_POINTS_BEFORE], pa.int64()),
                 pa.array(r[:, K.RO_OPENED] != 0, pa.bool_()),
                 _take(col("turn_points"), np.where(no_keep, 0, keep), no_keep),
+                _ints(r[:, K.RO_START_TOTAL], pa.int64()),
+                _ints(r[:, K.RO_OTHER_TOTAL], pa.int64(), r[:, K.RO_OTHER_TOTAL] == K.NO_TOTAL),
+                dice_key_array(dice),
+                dice_key_array(kept),
             ],
             schema=tables.ROLLS,
         ),
@@ -228,6 +233,8 @@ def _fast_tables(events: pa.Table, rows: RowBlocks, clean: np.ndarray) -> dict[s
                 pa.array(d[:, K.DE_FARKLED] == 1, pa.bool_(), mask=d[:, K.DE_FARKLED] < 0),
                 _take(col("ts"), pos),
                 _ints(d[:, K.DE_CORR], pa.int64()),
+                _ints(d[:, K.DE_START_TOTAL], pa.int64()),
+                _ints(d[:, K.DE_OTHER_TOTAL], pa.int64(), d[:, K.DE_OTHER_TOTAL] == K.NO_TOTAL),
             ],
             schema=tables.DECISIONS,
         ),

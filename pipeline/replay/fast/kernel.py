@@ -112,6 +112,8 @@ NO_ROLL, ROLLED, KEPT = 0, 1, 2
     T_CORR_SUM,
     T_BANKED_BEFORE,
     T_OPENED_BEFORE,
+    T_START_TOTAL,  # the player's corrected total as the turn opens
+    T_OTHER_TOTAL,  # two players: the other's (NO_TOTAL otherwise)
     # the roll record waiting for its keep
     R_PENDING,
     R_POS,
@@ -130,7 +132,7 @@ NO_ROLL, ROLLED, KEPT = 0, 1, 2
     D_OPP,
     D_CORR,
     GAME_COLUMNS,
-) = range(48)
+) = range(50)
 
 # ---- per-seat state columns (a game's seats are rows G_POFF .. G_POFF + G_NPL - 1) -------
 (P_NAME, P_TURNS, P_CLAIMED, P_CORR, P_OPENED, P_OPENED_C, P_STREAK, P_STREAK_C, P_FINAL, PLAYER_COLUMNS) = range(10)
@@ -150,8 +152,10 @@ NO_ROLL, ROLLED, KEPT = 0, 1, 2
     RO_KEPT_VALUE,
     RO_POINTS_BEFORE,
     RO_OPENED,
+    RO_START_TOTAL,
+    RO_OTHER_TOTAL,
     ROLL_COLUMNS,
-) = range(13)
+) = range(15)
 # decisions: the keep event's position gives game_id, seq, player, ts
 (
     DE_GAME,
@@ -166,9 +170,12 @@ NO_ROLL, ROLLED, KEPT = 0, 1, 2
     DE_CHOICE,
     DE_FARKLED,
     DE_CORR,
+    DE_START_TOTAL,
+    DE_OTHER_TOTAL,
     DECISION_COLUMNS,
-) = range(13)
+) = range(15)
 CHOICE_BANK, CHOICE_ROLL = 0, 1
+NO_TOTAL = -(1 << 62)  # T_OTHER_TOTAL of a game not of two players: null in the tables
 # turns: the start event's position gives game_id, player, start_seq, ts; the end's, end_seq
 (
     TU_GAME,
@@ -335,6 +342,8 @@ def replay_events(
             gs[g, T_CORR_SUM] = 0
             gs[g, T_BANKED_BEFORE] = ps[p, P_CLAIMED]
             gs[g, T_OPENED_BEFORE] = ps[p, P_OPENED]
+            gs[g, T_START_TOTAL] = ps[p, P_CORR]
+            gs[g, T_OTHER_TOTAL] = ps[poff + 1 - seat, P_CORR] if npl == 2 else NO_TOTAL
             gs[g, R_PENDING] = 0
             gs[g, D_PENDING] = 0
         elif seat != gs[g, T_SEAT]:
@@ -511,6 +520,8 @@ def _decision_row(out, n, g, pos, gs, choice, farkled):
     out[n, DE_CHOICE] = choice
     out[n, DE_FARKLED] = farkled  # -1: null (a bank)
     out[n, DE_CORR] = gs[g, D_CORR]
+    out[n, DE_START_TOTAL] = gs[g, T_START_TOTAL]
+    out[n, DE_OTHER_TOTAL] = gs[g, T_OTHER_TOTAL]
 
 
 def _roll_row(out, n, g, pos, gs):
@@ -526,6 +537,8 @@ def _roll_row(out, n, g, pos, gs):
     out[n, RO_KEPT_VALUE] = gs[g, R_KEPT_VALUE]
     out[n, RO_POINTS_BEFORE] = gs[g, R_POINTS_BEFORE]
     out[n, RO_OPENED] = gs[g, T_OPENED_BEFORE]
+    out[n, RO_START_TOTAL] = gs[g, T_START_TOTAL]
+    out[n, RO_OTHER_TOTAL] = gs[g, T_OTHER_TOTAL]
     gs[g, R_PENDING] = 0
 
 
