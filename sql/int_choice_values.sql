@@ -111,7 +111,9 @@ keep_rows as (
         case when rolls.judged then v.best end as best,
         case when rolls.judged then v.value_made end as value_made,
         case when rolls.judged then v.value_best end as value_best,
-        rolls.judged
+        rolls.judged,
+        rolls.start_total,
+        rolls.other_start_total
     from roll_keeps as rolls
     left join keep_values as v
         on rolls.ruleset_id = v.ruleset_id
@@ -147,7 +149,9 @@ decisions as (
         decisions.turn_points_corrected as points,
         decisions.dice_left,
         decisions.opened,
-        decisions.choice
+        decisions.choice,
+        decisions.start_total,
+        decisions.other_start_total
     from stg_decision_states as decisions
     inner join games on decisions.game_id = games.game_id
     left join players on decisions.player = players.player
@@ -175,7 +179,9 @@ next_linked as (
 ),
 
 unlinked as (
-    select game_no, player_no, seq, player, turn, ruleset_id, points, dice_left, opened, choice
+    select
+        game_no, player_no, seq, player, turn, ruleset_id, points, dice_left, opened, choice,
+        start_total, other_start_total
     from next_linked
     where not linked_next
 ),
@@ -205,7 +211,7 @@ unlinked_turn_rolls as (
 linked as (
     select
         game_no, player_no, seq, player, turn, ruleset_id, points, dice_left, opened, choice,
-        keep_judged, points_after, dice_after
+        start_total, other_start_total, keep_judged, points_after, dice_after
     from next_linked
     where linked_next
     union all
@@ -263,7 +269,9 @@ action_rows as (
         case when judged then (case when roll_value > bank_value + 1e-7 then 'roll' else 'bank' end) end as best,
         case when judged then (case when choice = 'bank' then bank_value else roll_value end) end as value_made,
         case when judged then greatest(bank_value, roll_value) end as value_best,
-        judged
+        judged,
+        start_total,
+        other_start_total
     from actions
 ),
 

@@ -32,6 +32,8 @@ final as (
         value_made,
         value_best,
         judged,
+        start_total,
+        other_start_total,
         ruleset_id::integer as ruleset_id,
         (
             case when judged then 1 else 0 end

@@ -1,5 +1,8 @@
 -- Intermediate: each turn of the two-player games in scope with both corrected banked totals
--- at its start, for the winning-chance yardstick (pipeline.strategy.race: a two-player model).
+-- at its start, for the winning-chance yardstick (pipeline.strategy.race: a two-player model),
+-- derived from the turns table. The replay stores the same totals on every roll and decision
+-- (start_total, other_start_total), which is what the judge reads; this derivation is their
+-- reference (tests/test_race_stats.py holds the two equal) and a table to explore.
 --   mover_total  the mover's corrected total before the turn (after their previous turn, 0
 --                before their first)
 --   other_total  the other player's corrected total after their last turn that had ended when

@@ -30,8 +30,10 @@ rolls as (
         rolls.dice_count,
         rolls.opened,
         rolls.farkled,
-        dice_key(rolls.dice) as roll_key,
-        dice_key(rolls.kept) as kept_key
+        rolls.roll_key,
+        rolls.kept_key,
+        rolls.start_total,
+        rolls.other_start_total
     from stg_roll_states as rolls
     inner join games on rolls.game_id = games.game_id
     where player_in_scope(rolls.player)
@@ -72,7 +74,9 @@ final as (
         kept_key,
         judged,
         case when judged then points + keep_value end as points_after,
-        case when judged then option_dice_after end as dice_after
+        case when judged then option_dice_after end as dice_after,
+        start_total,
+        other_start_total
     from judged
 )
 

@@ -14,7 +14,9 @@ final as (
         dice_left::integer as dice_left,
         turn_points_corrected::bigint as turn_points_corrected,
         opened::boolean as opened,
-        choice::varchar as choice
+        choice::varchar as choice,
+        start_total::bigint as start_total,
+        other_start_total::bigint as other_start_total
     from source
 )
 

@@ -16,7 +16,11 @@ final as (
         dice,
         kept,
         points_before::bigint as points_before,
-        opened::boolean as opened
+        opened::boolean as opened,
+        roll_key::bigint as roll_key,
+        kept_key::bigint as kept_key,
+        start_total::bigint as start_total,
+        other_start_total::bigint as other_start_total
     from source
 )
 

@@ -31,13 +31,13 @@ def listed(ds: Path) -> dict[str, set[str]]:
     return {t: set(files) for t, files in manifest["tables"].items()}
 
 
-def test_the_layout_of_version_3(tmp_path):
+def test_the_layout_of_version_4(tmp_path):
     built = two_snapshots(tmp_path)
-    assert DATASET_VERSION == 3  # 3: version 2's layout, with running totals and how games ended
+    assert DATASET_VERSION == 4  # 4: version 3's layout, with the turn-start totals and dice keys stored
     pointer = json.loads((built.ds / "_current.json").read_text())
     assert pointer == {
         "format": "farkle-logs",
-        "dataset_version": 3,
+        "dataset_version": 4,
         "snapshot": 2,
         "manifest": ".snapshots/000002/manifest.json",
     }

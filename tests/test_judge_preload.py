@@ -154,20 +154,14 @@ def test_each_choice_not_judged_says_why_in_every_call():
             "loss": [0.5 * k for k in range(n)],  # a single-turn column: passed on
             "ruleset_id": pa.array([1, 2, 3, 3, 3], pa.int32()),
             "flags": pa.array([1 | 8, 1 | 8, 1 | 8, 8, 1 | 8], pa.int8()),  # the 4th not judged for one turn either
-        }
-    )
-    turns = pa.table(
-        {
-            "game_no": pa.array([1, 2, 3], pa.int64()),
-            "player": ["ana"] * 3,
-            "turn": pa.array([1] * 3, pa.int32()),
-            "mover_total": pa.array([0] * 3, pa.int64()),
-            "other_total": pa.array([0] * 3, pa.int64()),
+            # the totals stored as the turn opened; the 5th not in a game of two players
+            "start_total": pa.array([0] * n, pa.int64()),
+            "other_start_total": pa.array([0, 0, 0, 0, None], pa.int64()),
         }
     )
     known = pa.table({"ruleset_id": pa.array(list(rulesets), pa.int32()), "ruleset": list(rulesets.values())})
     for _ in range(2):
-        out = judge.judged_choices({judge.INPUT: choices, judge.TURNS: turns, judge.RULESETS: known})
+        out = judge.judged_choices({judge.INPUT: choices, judge.RULESETS: known})
         assert out.column("loss").to_pylist() == choices.column("loss").to_pylist()
         assert "flags" not in out.column_names and "ruleset_id" not in out.column_names
         assert out.column("race").to_pylist() == [True] * 4 + [False]

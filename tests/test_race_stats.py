@@ -10,7 +10,6 @@ import json
 import math
 import random
 
-import pyarrow as pa
 import pytest
 
 from pipeline.ingest.run import ingest
@@ -21,7 +20,7 @@ from pipeline.simulate import simulate
 from pipeline.simulate.game import Table, play_game
 from pipeline.stats import RACE_BLUNDER_PP, RACE_MISTAKE_PP, compute, run, session
 from pipeline.solved import tables as race_tables
-from pipeline.solved.judge import Totals, accuracy, dice_text
+from pipeline.solved.judge import accuracy, dice_text
 from pipeline.strategy.judge import coach_game_turns
 from pipeline.strategy.race import Race
 from pipeline.strategy.race_coach import judge_race
@@ -130,61 +129,6 @@ def test_every_choice_is_counted_once_by_the_single_turn_yardstick(simulated):
     assert not halves["two_player"] & halves["other_games"]
     assert {seats[g] for g, _, _ in halves["two_player"]} == {2}
     assert {seats[g] for g, _, _ in halves["other_games"]} == {3}
-
-
-@pytest.mark.parametrize("consecutive", [True, False])
-@pytest.mark.parametrize("dense", [True, False])
-def test_each_choice_finds_its_turns_totals_as_an_inner_join_would(dense, consecutive):
-    """Totals pairs a choice with the turn of its game, player and turn (the first of two
-    alike, none for a null or unknown key), by its seat's first row and the turn's offset
-    or by binary search; turns numbered at random (gaps everywhere: the search) or one
-    after another with a few gaps and repeats (the offset, checked)."""
-    rng = random.Random(5)
-    if consecutive:
-        turns = []
-        for game in range(40):
-            for player in ("ana", "bo", "cy"):
-                for turn in range(1, rng.randrange(2, 25)):
-                    if rng.random() > 0.05:
-                        for _ in range(2 if rng.random() < 0.03 else 1):
-                            turns.append((game, player, turn, rng.randrange(0, 3000), rng.randrange(0, 3000)))
-        turns.append((None, "ana", 3, 1, 1))
-        turns.append((5, None, 3, 1, 1))
-    else:
-        turns = [
-            (rng.randrange(0, 60) if rng.random() > 0.02 else None, rng.choice(["ana", "bo", "cy", None]),
-             rng.randrange(1, 30) if rng.random() > 0.02 else None, rng.randrange(0, 3000), rng.randrange(0, 3000))
-            for _ in range(800)
-        ]  # fmt: skip
-    rng.shuffle(turns)
-    table = pa.table(
-        {
-            name: [t[i] for t in turns]
-            for i, name in enumerate(("game_no", "player", "turn", "mover_total", "other_total"))
-        }
-    )
-    totals = Totals(table)
-    if not dense:
-        totals.seat_first = None
-    assert (totals.seat_first is not None) == dense
-    joined: dict = {}
-    for game, player, turn, mover, other in turns:
-        if None not in (game, player, turn):
-            joined.setdefault((game, player, turn), (mover, other))
-    choices = [
-        (rng.randrange(-1, 62), rng.choice(["ana", "bo", "cy", "dee", None]), rng.randrange(0, 32)) for _ in range(3000)
-    ]
-    batch = pa.record_batch(
-        [pa.array([c[0] for c in choices]), pa.array([c[1] for c in choices]), pa.array([c[2] for c in choices])],
-        names=["game_no", "player", "turn"],
-    )
-    found = totals.find(batch)
-    got = iter(zip(totals.mover[totals.row].tolist(), totals.other[totals.row].tolist()))
-    for choice, hit in zip(choices, found.tolist()):
-        assert hit == (choice in joined), choice
-        if hit:
-            assert next(got) == joined[choice], choice
-    assert 0 < found.sum() < len(choices)
 
 
 def test_the_report_figures_add_up(simulated):

@@ -16,7 +16,7 @@ import pyarrow as pa
 # 2: `_current.json` is the commit point; readers read the manifest's file lists
 # 3: running totals (events.turn_points, rolls.kept_turn_points), abandoned games
 #    (events.reason, games.ended), round-limited rulesets
-DATASET_VERSION = 3
+DATASET_VERSION = 4
 
 TS = pa.timestamp("us", tz="UTC")
 

@@ -7,8 +7,10 @@ fct_race_choices their winning-chance columns (the rows where `race`). The choic
 other games never come here: SQL counts them (fct_decision_quality_other_games), so Python
 holds only the two-player games' rows, as it did when they were judged apart.
 
-The state of a two-player choice is the ruleset, both banked totals at the turn's start
-(sql/int_race_turns.sql), the turn points and the dice; a keep is worth the mover's
+The state of a two-player choice is the ruleset, both corrected banked totals at the turn's
+start (`start_total`, `other_start_total`: written into rolls and decisions by the replay as
+the turn opens, dataset version 4; sql/int_race_turns.sql derives the same from the turns
+table, and a test holds them equal), the turn points and the dice; a keep is worth the mover's
 winning chance after it (`pipeline.strategy.race`: win + half a tie under best play by
 both, final round included), the best keep the largest over the roll's legal keeps; a bank
 or roll is worth banking's or rolling's chance. The loss is best - made, in percentage
@@ -19,8 +21,8 @@ choices in parallel) that reads the input's columns where they lie: the choices 
 as Arrow record batches of fixed-width numbers and go out as the same batches with the
 judgement added, so nothing is copied row by row and no row is joined back.
 
-A choice is in the race (`race`) when its game, player and turn are a turn of
-int_race_turns (the two-player games); it is judged when its single-turn state is
+A choice is in the race (`race`) when it has the other's total (a game of two players, a
+choice of one of them); it is judged when its single-turn state is
 (int_choice_values: a legal keep on the grid, a bank-or-roll that follows it) and the
 two-player one is too: both totals on the grid and >= 0, the mover's below the target, the
 mover opened exactly when their total is above 0 (without a penalty that is the rules), and
@@ -49,7 +51,6 @@ from pipeline.strategy.solver import multisets
 #: lichess's curve with the loss scaled by ten (docs/stats.md; sql/macros.sql race_accuracy).
 ACCURACY_A, ACCURACY_K, ACCURACY_C = 103.1668, 0.4354, 3.1669
 INPUT = "int_race_judge_input"
-TURNS = "int_race_turns"
 RULESETS = "int_race_rulesets"
 
 #: The input's columns the judge reads (sql/int_race_judge_input.sql), with the numpy type
@@ -65,7 +66,7 @@ NUMBERS = {
 #: flags: judged against the single turn, opened, a keep (else a bank-or-roll), rolled
 JUDGED, OPENED, KEEP, ROLLED = 1, 2, 4, 8
 #: The input's columns only the judge reads; it passes every other one on as it is.
-JUDGE_ONLY = ("ruleset_id", "flags")
+JUDGE_ONLY = ("ruleset_id", "flags", "start_total", "other_start_total")
 ADDED = pa.schema(
     [
         ("race", pa.bool_()),  # a choice of a two-player game's turn: the rows of fct_race_choices
@@ -102,8 +103,6 @@ def judged_choices(inputs: dict[str, pa.Table | pa.RecordBatchReader]) -> pa.Tab
     if isinstance(known, pa.RecordBatchReader):
         known = known.read_all()
     rulesets = dict(zip(known.column("ruleset_id").to_pylist(), known.column("ruleset").to_pylist()))
-    turns = inputs[TURNS]
-    totals = Totals(turns.read_all() if isinstance(turns, pa.RecordBatchReader) else turns)
     source = inputs.pop(INPUT)  # the caller's dict is made for this call: let the input go with it
     batches: Iterable[pa.RecordBatch] = source.to_batches() if isinstance(source, pa.Table) else source
     judges: dict[int, _Judge | int] = {}
@@ -111,7 +110,7 @@ def judged_choices(inputs: dict[str, pa.Table | pa.RecordBatchReader]) -> pa.Tab
     out = []
     schema = None
     for batch in batches:
-        judged = _judge_batch(batch, totals, rulesets, judges, messages)
+        judged = _judge_batch(batch, rulesets, judges, messages)
         schema = judged.schema
         out.append(judged)
     if schema is None:
@@ -119,15 +118,16 @@ def judged_choices(inputs: dict[str, pa.Table | pa.RecordBatchReader]) -> pa.Tab
     return pa.Table.from_batches(out, schema=schema)
 
 
-def _judge_batch(
-    batch: pa.RecordBatch, totals: "Totals", rulesets: dict, judges: dict, messages: list
-) -> pa.RecordBatch:
-    found = totals.find(batch)  # a choice of no turn of int_race_turns: not a two-player state
+def _judge_batch(batch: pa.RecordBatch, rulesets: dict, judges: dict, messages: list) -> pa.RecordBatch:
+    # the totals the replay stored as the choice's turn opened: the other's is null outside
+    # a game of two players (or for a name not one of its two): not a two-player state
+    stored_other = _filled(batch.column("other_start_total"))
+    found = stored_other != NULL
     n = batch.num_rows
     col = {name: _numbers(batch.column(name), dtype) for name, dtype in NUMBERS.items()}
     everywhere = found.all()
-    mover = totals.mover[totals.row]
-    other = totals.other[totals.row]
+    mover = _filled(batch.column("start_total"))[found]
+    other = stored_other[found]
     if not everywhere:  # the others: no judge runs (no ruleset), no totals
         col["ruleset_id"] = np.where(found, col["ruleset_id"], NO_RULESET).astype(np.int32)
         mover, other = _spread(mover, found), _spread(other, found)
@@ -196,87 +196,6 @@ def _numbers(array: pa.Array, dtype) -> np.ndarray:
     return np.frombuffer(filled.buffers()[1], dtype=kind, count=len(filled), offset=filled.offset * kind.itemsize)
 
 
-class Totals:
-    """The banked totals at each turn's start (int_race_turns), found for each choice by its
-    game, player and turn, as an inner join on the three would pair them (a choice of no such
-    turn is not a two-player state). Each turn has one integer key, seat * span + turn (a
-    seat: a game's player); the keys sorted put a seat's turns side by side, usually one per
-    turn number, so a choice's row is its seat's first row plus its turn's offset, checked
-    against the key there (a dense array of seats, small: game numbers are dense). A seat
-    whose turns skip a number, or too many seats for the array, is looked up by binary search."""
-
-    def __init__(self, turns: pa.Table):
-        import pyarrow.compute as pc
-
-        players = pc.dictionary_encode(turns.column("player").combine_chunks())
-        self.players = players.dictionary
-        self.n_players = len(self.players) + 1
-        game = _column(turns, "game_no")
-        turn = _column(turns, "turn")
-        known = turn[turn != NULL]
-        self.turn_lo = int(known.min()) if len(known) else 0
-        self.span = (int(known.max()) if len(known) else 0) - self.turn_lo + 1
-        keys = self._keys(game, _codes(players.indices), turn)
-        valid = keys >= 0
-        order = np.argsort(keys, kind="stable")
-        order = order[valid[order]]
-        first = np.ones(len(order), dtype=np.bool_)  # a key twice: the first turn, as before
-        first[1:] = keys[order[1:]] != keys[order[:-1]]
-        order = order[first]
-        self.keys = keys[order]
-        self.mover = _column(turns, "mover_total")[order]
-        self.other = _column(turns, "other_total")[order]
-        self.row = np.zeros(0, dtype=np.int64)
-        seats = self.keys // self.span
-        n_seats = int(seats[-1]) + 1 if len(seats) else 0
-        self.seat_first: np.ndarray | None = None
-        if n_seats <= max(1 << 22, 8 * len(self.keys)):
-            starts = np.ones(len(seats), dtype=np.bool_)
-            starts[1:] = seats[1:] != seats[:-1]
-            self.seat_first = np.full(n_seats + 1, -1, dtype=np.int64)  # + 1: a seat past the last
-            self.seat_first[seats[starts]] = np.nonzero(starts)[0]
-
-    def _keys(self, game: np.ndarray, code: np.ndarray, turn: np.ndarray) -> np.ndarray:
-        ok = (code >= 0) & (game >= 0) & (turn != NULL) & (turn >= self.turn_lo) & (turn < self.turn_lo + self.span)
-        keys = (game * self.n_players + code) * self.span + (turn - self.turn_lo)
-        return np.where(ok, keys, -1)
-
-    def find(self, batch: pa.RecordBatch) -> np.ndarray:
-        """Whether each choice has its turn; `row` (of the found ones) says which."""
-        import pyarrow.compute as pc
-
-        code = _codes(pc.index_in(batch.column("player"), value_set=self.players))
-        game = _filled(batch.column("game_no"))
-        turn = _filled(batch.column("turn"))
-        keys = self._keys(game, code, turn)
-        at = np.full(len(keys), -1, dtype=np.int64)
-        looking = keys >= 0
-        if self.seat_first is not None and len(self.keys):
-            past = len(self.seat_first) - 1  # a seat of no turn
-            seat = np.minimum(np.where(looking, keys // self.span, past), past)
-            first = self.seat_first[seat]
-            guess = first + keys % self.span - self.keys[np.maximum(first, 0)] % self.span
-            ok = looking & (first >= 0) & (guess >= 0) & (guess < len(self.keys))
-            guess = np.where(ok, guess, 0)
-            hit = ok & (self.keys[guess] == keys)
-            at[hit] = guess[hit]
-            looking &= ~hit
-        if looking.any() and len(self.keys):
-            idx = np.nonzero(looking)[0]
-            looked = np.searchsorted(self.keys, keys[idx])
-            looked[looked >= len(self.keys)] = 0
-            there = self.keys[looked] == keys[idx]
-            at[idx[there]] = looked[there]
-        found = at >= 0
-        self.row = at[found]
-        return found
-
-
-def _codes(indices: pa.Array) -> np.ndarray:
-    """Dictionary indices as int64, -1 where null."""
-    return _int64(indices, -1)
-
-
 def _filled(array: pa.Array) -> np.ndarray:
     """An integer column as int64, NULL where null (never matched: an inner join's nulls)."""
     return _int64(array, NULL)
@@ -292,10 +211,6 @@ def _int64(array: pa.Array, null: int) -> np.ndarray:
         bits = np.unpackbits(np.frombuffer(wide.buffers()[0], dtype=np.uint8), bitorder="little")
         values[bits[wide.offset : wide.offset + len(wide)] == 0] = null
     return values
-
-
-def _column(table: pa.Table, name: str) -> np.ndarray:
-    return _filled(table.column(name).combine_chunks())
 
 
 def _arrow(values: np.ndarray, kind: pa.DataType, valid: np.ndarray | None = None) -> pa.Array:

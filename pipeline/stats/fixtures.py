@@ -1,7 +1,8 @@
 """Write small datasets straight from rows, for tests (here and in the report's tests).
 
-Rows are dicts keyed by the column names of pipeline.dataset.tables; missing columns are null.
-This is not ingest: nothing is checked or derived, so a test controls every figure.
+Rows are dicts keyed by the column names of pipeline.dataset.tables; missing columns are null
+(but the rolls' dice keys, computed from their dice as the replays do, and a game's `ended`).
+This is not ingest: nothing is checked, so a test controls every figure.
 The layout is the simplest the format allows: one snapshot whose manifest sits in the
 dataset directory itself (`_current.json` names `manifest.json`), tables in `<table>/`.
 """
@@ -17,6 +18,7 @@ import pyarrow.parquet as pq
 
 from pipeline.dataset.layout import FORMAT, MANIFEST, POINTER, Pointer
 from pipeline.dataset.tables import DATASET_VERSION, TABLES
+from pipeline.rules.play import dice_key
 
 
 def write_manifest(root: Path, **extra: Any) -> None:
@@ -49,6 +51,11 @@ def write_table(root: Path, table: str, rows: Iterable[Mapping[str, Any]], part:
         columns["ended"] = [
             row["ended"] if "ended" in row else ("finished" if row.get("complete") else None) for row in rows
         ]
+    if table == "rolls":  # the dice keys, as the replays write them, unless a row gives them
+        for key, dice in (("roll_key", "dice"), ("kept_key", "kept")):
+            columns[key] = [
+                row[key] if key in row else (None if row.get(dice) is None else dice_key(row[dice])) for row in rows
+            ]
     directory = root / table
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / part

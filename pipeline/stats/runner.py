@@ -87,7 +87,7 @@ PYTHON_MODELS: dict[str, Model] = {
             "int_choices_judged",
             "",
             "python",
-            ("int_race_rulesets", "int_race_judge_input", "int_race_turns"),
+            ("int_race_rulesets", "int_race_judge_input"),
             "pipeline.solved.judge:judged_choices",
             "pipeline.solved.judge:preload",
             "pipeline.solved.judge:compile_apart",
