@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.dataset import tables
+from pipeline.rules.play import dice_key
 from pipeline.model import BadLine, DecisionRecord, Event, Finding, GameResult, RollRecord, TurnRecord
 from pipeline.dataset.timestamps import to_utc_array as timestamps
 
@@ -128,20 +129,15 @@ def turns_table(turns: Sequence[TurnRecord]) -> pa.Table:
 
 
 def rolls_table(rolls: Sequence[RollRecord]) -> pa.Table:
-    from pipeline.replay.fast.scoring import dice_key_array
-
     columns: dict[str, Any] = {}
     for name in tables.ROLLS.names:
         if name == "ts":
             columns[name] = timestamps(_col(rolls, "ts"))
-        elif name in DICE_KEYS:  # from the lists, below
-            columns[name] = pa.nulls(len(rolls), pa.int64())
+        elif name in DICE_KEYS:  # the dice keys of the lists (the fast path: scoring.dice_key_array)
+            columns[name] = [None if dice is None else dice_key(dice) for dice in _col(rolls, DICE_KEYS[name])]
         else:
             columns[name] = _col(rolls, name)
-    table = _table(tables.ROLLS, columns)
-    for key, dice in DICE_KEYS.items():
-        table = table.set_column(tables.ROLLS.get_field_index(key), key, dice_key_array(table.column(dice)))
-    return table
+    return _table(tables.ROLLS, columns)
 
 
 #: the rolls' dice key columns and the list each is the key of
