@@ -133,7 +133,7 @@ def rolls_table(rolls: Sequence[RollRecord]) -> pa.Table:
     for name in tables.ROLLS.names:
         if name == "ts":
             columns[name] = timestamps(_col(rolls, "ts"))
-        elif name in DICE_KEYS:  # the dice keys of the lists (the fast path: scoring.dice_key_array)
+        elif name in DICE_KEYS:  # the dice keys of the lists (the fast path takes the kernel's)
             columns[name] = [None if dice is None else dice_key(dice) for dice in _col(rolls, DICE_KEYS[name])]
         else:
             columns[name] = _col(rolls, name)

@@ -92,7 +92,7 @@ WHY = (
     UNREADABLE,
     NOT_IN_RACE,
 )
-NULL = np.iinfo(np.int64).min  # a null game, turn or total where the judge reads int64
+NULL = np.iinfo(np.int64).min  # a null total where the judge reads int64
 NO_RULESET = np.iinfo(np.int32).min  # the ruleset read for a choice outside the race: no judge runs
 
 
@@ -197,7 +197,7 @@ def _numbers(array: pa.Array, dtype) -> np.ndarray:
 
 
 def _filled(array: pa.Array) -> np.ndarray:
-    """An integer column as int64, NULL where null (never matched: an inner join's nulls)."""
+    """An integer column as int64, NULL where null (a stored total: no two-player state)."""
     return _int64(array, NULL)
 
 

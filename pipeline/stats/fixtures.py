@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.dataset.batches import DICE_KEYS
 from pipeline.dataset.layout import FORMAT, MANIFEST, POINTER, Pointer
 from pipeline.dataset.tables import DATASET_VERSION, TABLES
 from pipeline.rules.play import dice_key
@@ -52,7 +53,7 @@ def write_table(root: Path, table: str, rows: Iterable[Mapping[str, Any]], part:
             row["ended"] if "ended" in row else ("finished" if row.get("complete") else None) for row in rows
         ]
     if table == "rolls":  # the dice keys, as the replays write them, unless a row gives them
-        for key, dice in (("roll_key", "dice"), ("kept_key", "kept")):
+        for key, dice in DICE_KEYS.items():
             columns[key] = [
                 row[key] if key in row else (None if row.get(dice) is None else dice_key(row[dice])) for row in rows
             ]

@@ -22,7 +22,7 @@ from pipeline.model import Event
 from pipeline.replay.engine import Replayer
 from pipeline.replay.fast import kernel as K
 from pipeline.replay.fast.runner import EventColumns, FastReplay, RowBlocks
-from pipeline.replay.fast.scoring import dice_key_array, dice_keys
+from pipeline.replay.fast.scoring import dice_keys
 from pipeline.rules import Ruleset
 
 TYPE_NAMES = pa.array(sorted(K.TYPE_CODES, key=K.TYPE_CODES.__getitem__))
@@ -105,7 +105,7 @@ def replay_table(
     first_ts, last_ts = _ts_bounds(events, cols.slot, st.n_games)
     results = [(fast.order(s), fast.result(s, first_ts[s], last_ts[s])) for s in np.flatnonzero(clean).tolist()]
     assert rows is not None  # FastReplay(records=True) returns its rows
-    out = _fast_tables(events, rows, clean)
+    out = _fast_tables(events, cols.key, rows, clean)
     suspect_rows = np.flatnonzero(~clean[cols.slot])
     ref = _reference_tables(events, suspect_rows, default_rules, n, fast, to_events, rejected_starts)
     results += ref.pop("results")
@@ -149,8 +149,11 @@ def _ints(values: np.ndarray, typ: pa.DataType, null: np.ndarray | None = None) 
     return pa.array(values, pa.int64(), mask=null).cast(typ)
 
 
-def _fast_tables(events: pa.Table, rows: RowBlocks, clean: np.ndarray) -> dict[str, tuple[pa.Table, np.ndarray]]:
-    """The kernel's rows of clean games as Arrow tables, with each row's emission position."""
+def _fast_tables(
+    events: pa.Table, key: np.ndarray, rows: RowBlocks, clean: np.ndarray
+) -> dict[str, tuple[pa.Table, np.ndarray]]:
+    """The kernel's rows of clean games as Arrow tables, with each row's emission position
+    (`key`: each event's dice key, the kernel's input, taken for the rolls' dice keys)."""
     col = events.column
     out: dict[str, tuple[pa.Table, np.ndarray]] = {}
 
@@ -185,7 +188,6 @@ def _fast_tables(events: pa.Table, rows: RowBlocks, clean: np.ndarray) -> dict[s
     pos, keep = r[:, K.RO_POS], r[:, K.RO_KEEP_POS]
     no_keep = keep < 0
     dice = _take(col("dice"), pos)
-    kept = _take(col("dice"), np.where(no_keep, 0, keep), no_keep)
     out["rolls"] = (
         pa.Table.from_arrays(
             [
@@ -198,7 +200,7 @@ def _fast_tables(events: pa.Table, rows: RowBlocks, clean: np.ndarray) -> dict[s
                 pc.list_value_length(dice).cast(pa.int8()),
                 pa.array(r[:, K.RO_SCORED] != 0, pa.bool_()),
                 _ints(r[:, K.RO_BEST], pa.int64()),
-                kept,
+                _take(col("dice"), np.where(no_keep, 0, keep), no_keep),
                 _ints(r[:, K.RO_KEPT_CLAIMED], pa.int64(), no_keep),
                 _ints(r[:, K.RO_KEPT_VALUE], pa.int64(), no_keep),
                 _take(col("ts"), pos),
@@ -207,8 +209,8 @@ def _fast_tables(events: pa.Table, rows: RowBlocks, clean: np.ndarray) -> dict[s
                 _take(col("turn_points"), np.where(no_keep, 0, keep), no_keep),
                 _ints(r[:, K.RO_START_TOTAL], pa.int64()),
                 _ints(r[:, K.RO_OTHER_TOTAL], pa.int64(), r[:, K.RO_OTHER_TOTAL] == K.NO_TOTAL),
-                dice_key_array(dice),
-                dice_key_array(kept),
+                _ints(key[pos], pa.int64()),
+                _ints(key[np.where(no_keep, 0, keep)], pa.int64(), no_keep),
             ],
             schema=tables.ROLLS,
         ),

@@ -44,16 +44,6 @@ def dice_keys(dice: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]
     return weights[ends] - weights[ends - ndice], ndice
 
 
-def dice_key_array(dice: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """The dice key of each row of a list column of faces, null where the list is null: the
-    rolls' `roll_key` and `kept_key`, written by both replays from this one function, so that
-    readers (sql/int_roll_keeps.sql) need not sum the lists."""
-    if isinstance(dice, pa.ChunkedArray):
-        dice = dice.combine_chunks() if dice.num_chunks else pa.array([], dice.type)
-    key, _ = dice_keys(dice)
-    return pc.if_else(pc.is_null(dice), pa.scalar(None, pa.int64()), pa.array(key, pa.int64()))
-
-
 N_KEYS = len(KEYS)
 
 
