@@ -314,6 +314,10 @@ class DecisionRecord:
     turn_points_corrected: int = 0  # turn points so far by the dice, this keep included
     start_total: int = 0  # as in RollRecord
     other_start_total: int | None = None
+    # the roll the keep was taken from, as its RollRecord stands (None: no roll this turn)
+    from_roll_key: int | None = None  # dice keys (pipeline.rules.play.dice_key)
+    from_kept_key: int | None = None
+    from_points_before: int | None = None
 
 
 @dataclass(slots=True)

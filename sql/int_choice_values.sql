@@ -16,12 +16,7 @@ with games as (
     select game_id, game_no, ruleset_id from int_games_in_scope
 ),
 
-players as (
-    select player, player_no from int_player_numbers
-),
-
--- named once (DuckDB materializes it), read four times: the keep states, the keeps, the rolls
--- the choices link to, and the rolls of the turns whose choices link by the as-of join
+-- named once (DuckDB materializes it), read twice: the keep states and the keeps
 roll_keeps as (
     select * from int_roll_keeps
 ),
@@ -124,24 +119,17 @@ keep_rows as (
     where rolls.kept_key is not null
 ),
 
--- what a bank-or-roll needs of the roll before it, keyed by integers (game, player, turn)
-roll_links as (
-    select
-        rolls.game_no,
-        players.player_no,
-        rolls.turn,
-        rolls.seq,
-        rolls.judged,
-        rolls.points_after,
-        rolls.dice_after
-    from roll_keeps as rolls
-    left join players on rolls.player = players.player
+grid as (
+    select distinct ruleset_id, granularity from int_policy_tail
 ),
 
-decisions as (
+-- each bank-or-roll with the keep it follows: the roll that keep came from, as the replay
+-- stored it on the choice (from_roll_key, from_kept_key, from_points_before: the last roll of
+-- the turn before it; int_choice_links derives the same from the rows), judged as
+-- int_roll_keeps judges that roll's keep (a roll that scored nothing has no keep_options)
+linked as (
     select
         games.game_no,
-        players.player_no,
         decisions.seq,
         decisions.player,
         decisions.turn,
@@ -151,81 +139,20 @@ decisions as (
         decisions.opened,
         decisions.choice,
         decisions.start_total,
-        decisions.other_start_total
+        decisions.other_start_total,
+        keep_judgeable(
+            options.kept_key is not null, decisions.opened, decisions.from_points_before, grid.granularity
+        ) as keep_judged,
+        decisions.from_points_before + options.keep_value as points_after,
+        options.dice_after
     from stg_decision_states as decisions
     inner join games on decisions.game_id = games.game_id
-    left join players on decisions.player = players.player
+    left join grid on games.ruleset_id = grid.ruleset_id
+    left join int_keep_options as options
+        on games.ruleset_id = options.ruleset_id
+        and decisions.from_roll_key = options.roll_key
+        and decisions.from_kept_key = options.kept_key
     where player_in_scope(decisions.player)
-),
-
--- each bank-or-roll with the last roll of its turn before it (its keep's roll). The replayed
--- events of a game have increasing seqs, so when the event just before a choice is a roll of
--- its turn, that roll is the one: an equality join links almost every choice, and only the
--- others (lines lost or out of place) look for the last roll of their turn before them (as-of
--- join), among the rolls of their own turns only.
-next_linked as (
-    select
-        decisions.*,
-        roll_links.seq is not null as linked_next,
-        roll_links.judged as keep_judged,
-        roll_links.points_after,
-        roll_links.dice_after
-    from decisions
-    left join roll_links
-        on decisions.game_no = roll_links.game_no
-        and decisions.seq - 1 = roll_links.seq
-        and decisions.player_no = roll_links.player_no
-        and decisions.turn = roll_links.turn
-),
-
-unlinked as (
-    select
-        game_no, player_no, seq, player, turn, ruleset_id, points, dice_left, opened, choice,
-        start_total, other_start_total
-    from next_linked
-    where not linked_next
-),
-
-unlinked_turns as (
-    select distinct game_no, player_no, player, turn from unlinked
-),
-
--- the rolls of those turns, from roll_keeps rather than roll_links: read once, roll_links is
--- not materialized (1.3 M rows at 2.9 M events)
-unlinked_turn_rolls as (
-    select
-        rolls.game_no,
-        unlinked_turns.player_no,
-        rolls.turn,
-        rolls.seq,
-        rolls.judged,
-        rolls.points_after,
-        rolls.dice_after
-    from roll_keeps as rolls
-    inner join unlinked_turns
-        on rolls.game_no = unlinked_turns.game_no
-        and rolls.player = unlinked_turns.player
-        and rolls.turn = unlinked_turns.turn
-),
-
-linked as (
-    select
-        game_no, player_no, seq, player, turn, ruleset_id, points, dice_left, opened, choice,
-        start_total, other_start_total, keep_judged, points_after, dice_after
-    from next_linked
-    where linked_next
-    union all
-    select
-        unlinked.*,
-        rolls.judged as keep_judged,
-        rolls.points_after,
-        rolls.dice_after
-    from unlinked
-    asof left join unlinked_turn_rolls as rolls
-        on unlinked.game_no = rolls.game_no
-        and unlinked.player_no = rolls.player_no
-        and unlinked.turn = rolls.turn
-        and unlinked.seq > rolls.seq
 ),
 
 actions as (

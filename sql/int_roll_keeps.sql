@@ -44,13 +44,8 @@ judged as (
         rolls.*,
         options.keep_value,
         options.dice_after as option_dice_after,
-        coalesce(
-            options.kept_key is not null
-            and not rolls.farkled
-            and rolls.opened is not null
-            and rolls.points >= 0
-            and rolls.points % grid.granularity = 0,
-            false
+        keep_judgeable(
+            options.kept_key is not null and not rolls.farkled, rolls.opened, rolls.points, grid.granularity
         ) as judged
     from rolls
     left join grid on rolls.ruleset_id = grid.ruleset_id

@@ -27,6 +27,12 @@ create or replace temp macro dice_text(key) as rtrim(
     repeat('1 ', ((key // 100000) % 10)::integer) || repeat('2 ', ((key // 10000) % 10)::integer)
     || repeat('3 ', ((key // 1000) % 10)::integer) || repeat('4 ', ((key // 100) % 10)::integer)
     || repeat('5 ', ((key // 10) % 10)::integer) || repeat('6 ', (key % 10)::integer));
+-- Whether a keep can be judged against the single-turn policy (int_roll_keeps, and a
+-- bank-or-roll's link to its keep in int_choice_values): it is a legal scoring keep of its roll
+-- (found among keep_options), the opened state is known, and the turn points before the roll
+-- are on the ruleset's grid.
+create or replace temp macro keep_judgeable(found, opened, points, granularity) as
+    coalesce(found and opened is not null and points >= 0 and points % granularity = 0, false);
 -- Whether a row of player p is in scope: --player (repeatable) is the list f_players, null
 -- when no player was named.
 create or replace temp macro player_in_scope(p) as

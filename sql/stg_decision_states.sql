@@ -16,7 +16,10 @@ final as (
         opened::boolean as opened,
         choice::varchar as choice,
         start_total::bigint as start_total,
-        other_start_total::bigint as other_start_total
+        other_start_total::bigint as other_start_total,
+        from_roll_key::bigint as from_roll_key,
+        from_kept_key::bigint as from_kept_key,
+        from_points_before::bigint as from_points_before
     from source
 )
 

@@ -31,13 +31,13 @@ def listed(ds: Path) -> dict[str, set[str]]:
     return {t: set(files) for t, files in manifest["tables"].items()}
 
 
-def test_the_layout_of_version_4(tmp_path):
+def test_the_layout_of_version_5(tmp_path):
     built = two_snapshots(tmp_path)
-    assert DATASET_VERSION == 4  # 4: version 3's layout, with the turn-start totals and dice keys stored
+    assert DATASET_VERSION == 5  # 5: version 3's layout, with the turn-start totals, dice keys and keep links stored
     pointer = json.loads((built.ds / "_current.json").read_text())
     assert pointer == {
         "format": "farkle-logs",
-        "dataset_version": 4,
+        "dataset_version": 5,
         "snapshot": 2,
         "manifest": ".snapshots/000002/manifest.json",
     }

@@ -16,7 +16,7 @@ import pyarrow as pa
 # 2: `_current.json` is the commit point; readers read the manifest's file lists
 # 3: running totals (events.turn_points, rolls.kept_turn_points), abandoned games
 #    (events.reason, games.ended), round-limited rulesets
-DATASET_VERSION = 4
+DATASET_VERSION = 5
 
 TS = pa.timestamp("us", tz="UTC")
 
@@ -112,6 +112,13 @@ DECISIONS = pa.schema(
         ("turn_points_corrected", pa.int64()),
         ("start_total", pa.int64()),  # as in rolls
         ("other_start_total", pa.int64()),
+        # the roll this choice's keep was taken from (the turn's last roll before the keep),
+        # as rolls holds it: its dice key, its keep's dice key, the turn points before it;
+        # null without a roll. The single-turn judgement reads the link here instead of
+        # joining every choice to the rolls (docs/dataset.md)
+        ("from_roll_key", pa.int64()),
+        ("from_kept_key", pa.int64()),
+        ("from_points_before", pa.int64()),
     ]
 )
 

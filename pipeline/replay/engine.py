@@ -574,6 +574,7 @@ class Replayer:
         if t.decision_pending is not None:
             d = t.decision_pending
             d.choice, d.farkled = "roll", not scored
+            _link_keep(d, t.roll_pending)
             self.out.decisions.append(d)
             t.decision_pending = None
         if t.roll_pending is not None:
@@ -789,6 +790,7 @@ class Replayer:
         g.streak[t.player] = streak_after_bank(g.streak[t.player])
         if t.decision_pending is not None:
             t.decision_pending.choice = "bank"
+            _link_keep(t.decision_pending, t.roll_pending)
             self.out.decisions.append(t.decision_pending)
             t.decision_pending = None
         opened = g.opened_corrected[t.player]
@@ -1011,6 +1013,17 @@ def _other_total(g: GameState, player: str) -> int | None:
         return None
     other = g.players[1] if g.players[0] == player else g.players[0]
     return g.corrected_total.get(other, 0)
+
+
+def _link_keep(d: DecisionRecord, roll: RollRecord | None) -> None:
+    """The roll a bank-or-roll's keep came from, as its row will read (the turn's latest
+    roll, not yet written: rolls wait for their keep), so that the single-turn judgement
+    needs no join of choices to rolls (int_choice_values; int_choice_links derives the same
+    from the rows)."""
+    if roll is not None:
+        d.from_roll_key = dice_key(roll.dice)
+        d.from_kept_key = None if roll.kept is None else dice_key(roll.kept)
+        d.from_points_before = roll.points_before
 
 
 def _reveals_lost_end(g: GameState, t: TurnState, ev: Event) -> bool:

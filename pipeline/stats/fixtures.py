@@ -1,7 +1,8 @@
 """Write small datasets straight from rows, for tests (here and in the report's tests).
 
 Rows are dicts keyed by the column names of pipeline.dataset.tables; missing columns are null
-(but the rolls' dice keys, computed from their dice as the replays do, and a game's `ended`).
+(but the rolls' dice keys, computed from their dice as the replays do, a game's `ended`, and
+each decision's link to the roll its keep came from, found among the rolls given with it).
 This is not ingest: nothing is checked, so a test controls every figure.
 The layout is the simplest the format allows: one snapshot whose manifest sits in the
 dataset directory itself (`_current.json` names `manifest.json`), tables in `<table>/`.
@@ -68,8 +69,41 @@ def write_table(root: Path, table: str, rows: Iterable[Mapping[str, Any]], part:
 def write_dataset(root: str | Path, tables: Mapping[str, Iterable[Mapping[str, Any]]], manifest: bool = True) -> Path:
     """A dataset at `root` with the given rows; every other table is written empty."""
     root = Path(root)
+    rows: dict[str, list[Mapping[str, Any]]] = {table: list(tables.get(table, ())) for table in TABLES}
+    rows["decisions"] = linked_decisions(rows["decisions"], rows["rolls"])
     for table in TABLES:
-        write_table(root, table, tables.get(table, ()))
+        write_table(root, table, rows[table])
     if manifest:
         write_manifest(root)
     return root
+
+
+LINK = ("from_roll_key", "from_kept_key", "from_points_before")
+
+
+def linked_decisions(decisions: list[Mapping[str, Any]], rolls: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The decisions with the link the replays store (`from_*`): the last roll of the same
+    game, player and turn before the choice's seq, its dice keys and turn points before it
+    (sql/int_choice_links.sql derives it the same way). A row that gives any link column is
+    left as it is, so a test can plant a link no replay would write."""
+    out: list[Mapping[str, Any]] = []
+    for decision in decisions:
+        row = dict(decision)
+        if not any(name in row for name in LINK):
+            before = [
+                r
+                for r in rolls
+                if (r.get("game_id"), r.get("player"), r.get("turn"))
+                == (row.get("game_id"), row.get("player"), row.get("turn"))
+                and r.get("seq") is not None
+                and row.get("seq") is not None
+                and r["seq"] < row["seq"]
+            ]
+            if before and row.get("player") is not None:
+                roll = max(before, key=lambda r: r["seq"])
+                for name, key in (("from_roll_key", "roll_key"), ("from_kept_key", "kept_key")):
+                    dice = roll.get(DICE_KEYS[key])
+                    row[name] = roll[key] if key in roll else (None if dice is None else dice_key(dice))
+                row["from_points_before"] = roll.get("points_before")
+        out.append(row)
+    return out

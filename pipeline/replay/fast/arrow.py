@@ -219,6 +219,8 @@ def _fast_tables(
 
     d = rows.decisions[clean[rows.decisions[:, K.DE_GAME]]]
     pos = d[:, K.DE_POS]
+    from_pos, from_keep = d[:, K.DE_FROM_POS], d[:, K.DE_FROM_KEEP_POS]
+    no_roll, no_keep = from_pos < 0, from_keep < 0
     out["decisions"] = (
         pa.Table.from_arrays(
             [
@@ -237,6 +239,9 @@ def _fast_tables(
                 _ints(d[:, K.DE_CORR], pa.int64()),
                 _ints(d[:, K.DE_START_TOTAL], pa.int64()),
                 _ints(d[:, K.DE_OTHER_TOTAL], pa.int64(), d[:, K.DE_OTHER_TOTAL] == K.NO_TOTAL),
+                _ints(key[np.where(no_roll, 0, from_pos)], pa.int64(), no_roll),
+                _ints(key[np.where(no_keep, 0, from_keep)], pa.int64(), no_keep),
+                _ints(d[:, K.DE_FROM_POINTS], pa.int64(), no_roll),
             ],
             schema=tables.DECISIONS,
         ),

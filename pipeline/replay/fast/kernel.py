@@ -172,8 +172,12 @@ NO_ROLL, ROLLED, KEPT = 0, 1, 2
     DE_CORR,
     DE_START_TOTAL,
     DE_OTHER_TOTAL,
+    # the roll the keep came from (the pending roll record): its event, its keep's, its points
+    DE_FROM_POS,
+    DE_FROM_KEEP_POS,
+    DE_FROM_POINTS,
     DECISION_COLUMNS,
-) = range(15)
+) = range(18)
 CHOICE_BANK, CHOICE_ROLL = 0, 1
 NO_TOTAL = -(1 << 62)  # T_OTHER_TOTAL of a game not of two players: null in the tables
 # turns: the start event's position gives game_id, player, start_seq, ts; the end's, end_seq
@@ -522,6 +526,11 @@ def _decision_row(out, n, g, pos, gs, choice, farkled):
     out[n, DE_CORR] = gs[g, D_CORR]
     out[n, DE_START_TOTAL] = gs[g, T_START_TOTAL]
     out[n, DE_OTHER_TOTAL] = gs[g, T_OTHER_TOTAL]
+    # a keep needs a roll before it here, so the roll record is pending (-1 all the same if not)
+    pending = gs[g, R_PENDING] != 0
+    out[n, DE_FROM_POS] = gs[g, R_POS] if pending else -1
+    out[n, DE_FROM_KEEP_POS] = gs[g, R_KEEP_POS] if pending else -1
+    out[n, DE_FROM_POINTS] = gs[g, R_POINTS_BEFORE]
 
 
 def _roll_row(out, n, g, pos, gs):
