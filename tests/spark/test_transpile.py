@@ -203,5 +203,5 @@ def test_joins_with_a_broadcast_table_are_hinted_directly_and_through_ctes():
 def test_no_broadcast_table_leaves_the_text_as_it_was():
     sql = "with games as (select * from int_games_in_scope) select * from r inner join games on r.k = games.k"
     assert "BROADCAST" not in transpile.to_spark(sql, {}, {})
-    assert "BROADCAST" not in transpile.to_spark(sql, {}, {}, frozenset({"int_player_numbers"}))
+    assert "BROADCAST" not in transpile.to_spark(sql, {}, {}, frozenset({"int_player_choices"}))
     assert "/*+ BROADCAST(games) */" in transpile.to_spark(sql, {}, {}, frozenset({"int_games_in_scope"}))
