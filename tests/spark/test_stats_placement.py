@@ -105,7 +105,7 @@ def test_a_spark_table_too_large_to_broadcast_stays_on_spark_and_is_freed_after(
         want = con.sql(JOINED.sql.replace("int_player_choices", f"({PER_PLAYER.sql})")).to_arrow_table()
     stored_before = _stored_rdds(spark)
     with spark_stats.session(spark, dataset, with_odds=False) as models:
-        models.models.update({PER_PLAYER.name: PER_PLAYER, JOINED.name: JOINED})
+        models.models = {**models.models, PER_PLAYER.name: PER_PLAYER, JOINED.name: JOINED}  # (load_models is cached)
         models.where = placement(models.models)
         assert models.where[PER_PLAYER.name] == models.where[JOINED.name] == SPARK
         got = models.spark_rows(JOINED.name)
