@@ -126,8 +126,10 @@ def test_large_tables_are_written_by_polars_as_msgspec_writes_them(tiny, monkeyp
     )
     assert stats_cmd._polars_encodes(hostile)
     encoder = msgspec.json.Encoder(enc_hook=str)
-    expected = json.loads("[" + ",".join(stats_cmd._msgspec_rows(hostile, encoder)) + "]", parse_constant=pytest.fail)
-    got = json.loads("[" + ",".join(stats_cmd._polars_rows(hostile)) + "]", parse_constant=pytest.fail)
+    expected = json.loads(
+        b"[" + b",".join(stats_cmd._msgspec_rows(hostile, encoder)) + b"]", parse_constant=pytest.fail
+    )
+    got = json.loads(b"[" + b",".join(stats_cmd._polars_rows(hostile)) + b"]", parse_constant=pytest.fail)
     assert len(got) == n and got[0]["double"] is None and got[1]["double"] is None
     assert json.dumps(got) == json.dumps(expected)  # -0.0 and every double to the last bit
     for other in (pa.array([0.5] * n, pa.float32()), pa.array([dt.datetime(2026, 1, 1)] * n), pa.array([[1]] * n)):
