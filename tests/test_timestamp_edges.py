@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import random
 from pathlib import Path
 
 import duckdb
@@ -129,3 +130,22 @@ def test_a_stored_game_with_edge_timestamps_can_be_continued(tmp_path):
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     summary = json.loads(result.stdout)
     assert summary["events"] == 1 and summary["games_recomputed"] == 1
+
+
+def test_a_column_arrow_reads_as_it_is_gets_what_the_normalising_path_gives():
+    """Most columns are cast by Arrow as they are; one text Arrow refuses (a lower-case 't',
+    a leap second) sends the whole column through the normalising path. Both give every
+    valid text the same instant: spaces for the 'T', offsets, fractions, the years' edges."""
+    rng = random.Random(7)
+    texts = []
+    for _ in range(3000):
+        date = f"{rng.randint(0, 9999):04d}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+        clock = f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}"
+        fraction = rng.choice(["", ".5", ".25", ".123456", ".000001"])
+        offset = rng.choice(["Z", "+00:00", "+01:00", "-05:30", "+14:00", "-12:00"])
+        texts.append(f"{date}{rng.choice('T ')}{clock}{fraction}{offset}" if rng.random() > 0.05 else None)
+    as_they_are = to_utc_array(texts)
+    for refused in ("2026-01-01t00:00:00z", "2026-12-31T23:59:60Z", "2026-01-01T00:00:00.1234567Z"):
+        normalised = to_utc_array([*texts, refused])
+        assert normalised.slice(0, len(texts)).equals(as_they_are), refused
+    assert as_they_are.null_count == texts.count(None)

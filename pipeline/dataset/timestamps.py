@@ -23,19 +23,10 @@ def to_utc_array(values) -> "pa.Array":
     text = pa.array(values, pa.string())
     if text.null_count == len(text):
         return pa.nulls(len(text), TS)
-    text = pc.utf8_upper(text)  # RFC 3339 allows 't' and 'z'
-    if pc.any(pc.match_substring_regex(text, "^.{10} ")).as_py():  # a space for the 'T'
-        text = pc.replace_substring_regex(text, "^(.{10}) ", "\\1T")
-    if pc.any(pc.match_substring_regex(text, "^.{16}:60")).as_py():  # leap seconds
-        text = pa.array([v if v is None else without_leap_second(v) for v in text.to_pylist()], pa.string())
-    try:
+    try:  # the common column: Arrow reads every text as it is (a space for the 'T' too)
         stamps = text.cast(TS)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        text = pc.replace_substring_regex(text, r"(\.[0-9]{6})[0-9]+", r"\1")
-        try:
-            stamps = text.cast(TS)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            stamps = pa.array([_one_utc(v) for v in text.to_pylist()], pa.int64()).cast(TS)
+        stamps = _normalized(text)
     micros = stamps.cast(pa.int64())
     low, high = pc.min_max(micros).values()
     if low.is_valid and (low.as_py() < UTC_MIN_US or high.as_py() > UTC_MAX_US):
@@ -44,6 +35,25 @@ def to_utc_array(values) -> "pa.Array":
         )
         stamps = micros.cast(TS)
     return stamps
+
+
+def _normalized(text: "pa.Array") -> "pa.Array":
+    """The texts Arrow refuses as they are, made castable: a lower-case 't' or 'z', a leap
+    second, more than six digits of a second (about 0.3 s for 2.9 M texts, ten times the
+    cast alone: only a column that needs it pays)."""
+    text = pc.utf8_upper(text)  # RFC 3339 allows 't' and 'z'
+    if pc.any(pc.match_substring_regex(text, "^.{10} ")).as_py():  # a space for the 'T'
+        text = pc.replace_substring_regex(text, "^(.{10}) ", "\\1T")
+    if pc.any(pc.match_substring_regex(text, "^.{16}:60")).as_py():  # leap seconds
+        text = pa.array([v if v is None else without_leap_second(v) for v in text.to_pylist()], pa.string())
+    try:
+        return text.cast(TS)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        text = pc.replace_substring_regex(text, r"(\.[0-9]{6})[0-9]+", r"\1")
+        try:
+            return text.cast(TS)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return pa.array([_one_utc(v) for v in text.to_pylist()], pa.int64()).cast(TS)
 
 
 def _one_utc(value: str | None) -> int | None:
