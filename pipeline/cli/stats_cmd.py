@@ -417,8 +417,8 @@ def _write_json(head: dict[str, object], tables: dict[str, pa.Table]) -> None:
     names), not the dict of `to_pylist`: the same bytes in about half the time. A large table
     of plain columns goes through polars instead (`_polars_rows`: the same bytes again, a
     test holds the two equal). The encoders give UTF-8 bytes, written as they are to stdout's
-    byte stream (95 MB for the two-player benchmark's decisions-quality: decoding them to text
-    and the text stream encoding them again cost about 0.1 s)."""
+    byte stream: decoding them to text for the text stream to encode again showed in the
+    command's time (docs/performance.md)."""
     import msgspec
 
     encoder = msgspec.json.Encoder(enc_hook=str)

@@ -39,8 +39,8 @@ def to_utc_array(values) -> "pa.Array":
 
 def _normalized(text: "pa.Array") -> "pa.Array":
     """The texts Arrow refuses as they are, made castable: a lower-case 't' or 'z', a leap
-    second, more than six digits of a second (about 0.3 s for 2.9 M texts, ten times the
-    cast alone: only a column that needs it pays)."""
+    second, more than six digits of a second. Several passes over every text, many times the
+    cast alone: only a column that needs them pays (docs/performance.md)."""
     text = pc.utf8_upper(text)  # RFC 3339 allows 't' and 'z'
     if pc.any(pc.match_substring_regex(text, "^.{10} ")).as_py():  # a space for the 'T'
         text = pc.replace_substring_regex(text, "^(.{10}) ", "\\1T")

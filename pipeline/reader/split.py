@@ -105,9 +105,8 @@ def too_long(file: str, line: int, size: int, head: bytes, max_line: int) -> Bad
 def _line_bounded(chunk: bytes, block_lines: int) -> Iterator[tuple[bytes, int]]:
     """`chunk` and its count of newlines, or, when it holds more than `block_lines` lines,
     slices of `block_lines` bytes (each holds at most that many newlines) and theirs: a block
-    can then end within it. The caller keeps the counts, so each byte is counted once (the
-    splitter runs in the main process, ahead of every worker: three passes over a 331 MB log
-    were about 0.6 s of its CPU)."""
+    can then end within it. The caller keeps the counts, so each byte is counted once: the
+    splitter runs in the main process, ahead of every worker (docs/performance.md)."""
     newlines = chunk.count(b"\n")
     if newlines <= block_lines:
         yield chunk, newlines
