@@ -293,6 +293,8 @@ class RollRecord:
     kept_turn_points: int | None = None  # the keep's claimed running total, when logged so
     start_total: int = 0  # the player's corrected banked total at the turn's start
     other_start_total: int | None = None  # two players: the other's then; None otherwise
+    roll_key: int = 0  # dice keys (pipeline.rules.play.dice_key) of `dice` and `kept`
+    kept_key: int | None = None
 
 
 @dataclass(slots=True)

@@ -16,7 +16,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.dataset import tables
-from pipeline.rules.play import dice_key
 from pipeline.model import BadLine, DecisionRecord, Event, Finding, GameResult, RollRecord, TurnRecord
 from pipeline.dataset.timestamps import to_utc_array as timestamps
 
@@ -129,19 +128,10 @@ def turns_table(turns: Sequence[TurnRecord]) -> pa.Table:
 
 
 def rolls_table(rolls: Sequence[RollRecord]) -> pa.Table:
-    columns: dict[str, Any] = {}
-    for name in tables.ROLLS.names:
-        if name == "ts":
-            columns[name] = timestamps(_col(rolls, "ts"))
-        elif name in DICE_KEYS:  # the dice keys of the lists (the fast path takes the kernel's)
-            columns[name] = [None if dice is None else dice_key(dice) for dice in _col(rolls, DICE_KEYS[name])]
-        else:
-            columns[name] = _col(rolls, name)
-    return _table(tables.ROLLS, columns)
-
-
-#: the rolls' dice key columns and the list each is the key of
-DICE_KEYS = {"roll_key": "dice", "kept_key": "kept"}
+    return _table(
+        tables.ROLLS,
+        {name: (timestamps(_col(rolls, "ts")) if name == "ts" else _col(rolls, name)) for name in tables.ROLLS.names},
+    )
 
 
 def decisions_table(decisions: Sequence[DecisionRecord]) -> pa.Table:

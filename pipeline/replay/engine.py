@@ -603,6 +603,7 @@ class Replayer:
                 opened=t.opened_before,
                 start_total=t.start_total,
                 other_start_total=t.other_start_total,
+                roll_key=key,
             )
         if self.trace:
             self._trace(t, ev, worth=table.best[key])
@@ -679,7 +680,7 @@ class Replayer:
         t.corrected_sum += worth
         if phase == ROLLED and t.roll_pending is not None:
             r = t.roll_pending
-            r.kept, r.kept_claimed, r.kept_value = dice, claimed, worth
+            r.kept, r.kept_claimed, r.kept_value, r.kept_key = dice, claimed, worth, key
             r.kept_turn_points = ev.turn_points
         t.kept_from_roll += len(dice)
         rolled = len(t.last_roll or ())
@@ -1021,9 +1022,7 @@ def _link_keep(d: DecisionRecord, roll: RollRecord | None) -> None:
     needs no join of choices to rolls (int_choice_values; int_choice_links derives the same
     from the rows)."""
     if roll is not None:
-        d.from_roll_key = dice_key(roll.dice)
-        d.from_kept_key = None if roll.kept is None else dice_key(roll.kept)
-        d.from_points_before = roll.points_before
+        d.from_roll_key, d.from_kept_key, d.from_points_before = roll.roll_key, roll.kept_key, roll.points_before
 
 
 def _reveals_lost_end(g: GameState, t: TurnState, ev: Event) -> bool:

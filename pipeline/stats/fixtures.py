@@ -17,7 +17,6 @@ from typing import Any, Iterable, Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.dataset.batches import DICE_KEYS
 from pipeline.dataset.layout import FORMAT, MANIFEST, POINTER, Pointer
 from pipeline.dataset.tables import DATASET_VERSION, TABLES
 from pipeline.rules.play import dice_key
@@ -54,10 +53,8 @@ def write_table(root: Path, table: str, rows: Iterable[Mapping[str, Any]], part:
             row["ended"] if "ended" in row else ("finished" if row.get("complete") else None) for row in rows
         ]
     if table == "rolls":  # the dice keys, as the replays write them, unless a row gives them
-        for key, dice in DICE_KEYS.items():
-            columns[key] = [
-                row[key] if key in row else (None if row.get(dice) is None else dice_key(row[dice])) for row in rows
-            ]
+        for key in DICE_KEYS:
+            columns[key] = [_dice_key(row, key) for row in rows]
     directory = root / table
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / part
@@ -79,6 +76,16 @@ def write_dataset(root: str | Path, tables: Mapping[str, Iterable[Mapping[str, A
 
 
 LINK = ("from_roll_key", "from_kept_key", "from_points_before")
+#: the rolls' dice key columns and the list each is the key of
+DICE_KEYS = {"roll_key": "dice", "kept_key": "kept"}
+
+
+def _dice_key(roll: Mapping[str, Any], key: str) -> int | None:
+    """A roll row's dice key `key` as given, else the key of its dice list (null: no list)."""
+    if key in roll:
+        return roll[key]
+    dice = roll.get(DICE_KEYS[key])
+    return None if dice is None else dice_key(dice)
 
 
 def linked_decisions(decisions: list[Mapping[str, Any]], rolls: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -101,9 +108,8 @@ def linked_decisions(decisions: list[Mapping[str, Any]], rolls: list[Mapping[str
             ]
             if before and row.get("player") is not None:
                 roll = max(before, key=lambda r: r["seq"])
-                for name, key in (("from_roll_key", "roll_key"), ("from_kept_key", "kept_key")):
-                    dice = roll.get(DICE_KEYS[key])
-                    row[name] = roll[key] if key in roll else (None if dice is None else dice_key(dice))
+                row["from_roll_key"] = _dice_key(roll, "roll_key")
+                row["from_kept_key"] = _dice_key(roll, "kept_key")
                 row["from_points_before"] = roll.get("points_before")
         out.append(row)
     return out
