@@ -189,3 +189,24 @@ def test_a_worker_that_dies_stops_the_ingest_with_a_message_and_leaves_the_datas
     assert proc.returncode not in (0, -signal.SIGKILL)
     assert b"worker process died" in err
     assert everything(ds) == before
+
+
+def test_the_first_commit_links_the_manifest_after_every_table(tmp_path, monkeypatch):
+    """A reader that waits for DATASET/manifest.json (as the test above does) then reads a
+    table through its link: the manifest's link comes last, so the tables' are there."""
+    from pipeline.dataset.tables import TABLES
+
+    made: list[str] = []
+    real = os.symlink
+
+    def recording(target, link, *args, **kwargs):
+        made.append(Path(link).name)
+        return real(target, link, *args, **kwargs)
+
+    monkeypatch.setattr(os, "symlink", recording)
+    log = tmp_path / "p.jsonl"
+    log.write_bytes(dump(interleave(games(3, seed=5, turns=2))))
+    ingest([str(log)], tmp_path / "ds")
+    links = [name for name in made if name in (*TABLES, "manifest.json")]
+    assert sorted(links) == sorted((*TABLES, "manifest.json"))
+    assert links[-1] == "manifest.json"

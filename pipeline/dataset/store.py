@@ -66,7 +66,9 @@ from pipeline.dataset.tables import DATASET_VERSION, TABLES
 from pipeline.errors import UserError
 from pipeline.files import replacing
 
-LINKS = (MANIFEST, *TABLES)  # DATASET/<name> -> .current/<name>
+# DATASET/<name> -> .current/<name>; made in this order at the first commit, the manifest's
+# last, so a tool that finds manifest.json finds every table's link too
+LINKS = (*TABLES, MANIFEST)
 
 
 class StoreError(UserError):
